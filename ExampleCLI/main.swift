@@ -1,0 +1,3 @@
+import ProviderPod
+
+print("ProviderPod demo: coming soon")

@@ -1,0 +1,198 @@
+/// Resolves providers and caches their instances per scope.
+///
+/// ```swift
+/// let pod = Pod()
+/// let api = pod.resolve(apiProvider)
+/// ```
+///
+/// A pod is safe to use from any thread or task. Each pod has its own instances and its own
+/// overrides: tests and previews make a pod of their own and override what they need.
+///
+/// Builders receive the pod they are resolved in (strictly, a view of it that records what
+/// the builder resolves), so `pod.resolve(...)` inside a builder works exactly as outside.
+public final class Pod: Sendable {
+  let state: Locked<PodState>
+  let observer: (any PodObserver)?
+  /// The build this pod is a view for; nil for the pod itself.
+  let frame: BuildFrame?
+  /// For a view, the pod it stands for (what observers are told about).
+  private let viewed: Pod?
+
+  /// Creates a pod.
+  ///
+  /// ```swift
+  /// let testPod = Pod(overrides: [httpClientProvider.override { _ in FakeHTTPClient() }])
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - overrides: Providers to build differently in this pod. When two overrides name the
+  ///     same provider, the later one wins, so `baseOverrides + [specific]` works.
+  ///   - observer: Told about everything the pod does; see ``PodObserver``.
+  public init(overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil) {
+    var initial = PodState()
+    for override in overrides {
+      initial.overrides[override.record.providerKey] = override.record
+    }
+    state = Locked(initial)
+    self.observer = observer
+    frame = nil
+    viewed = nil
+    report(overrides.map { .overridden(provider: $0.record.provider.name) })
+  }
+
+  /// A view of `pod` for one build.
+  private init(viewing pod: Pod, frame: BuildFrame) {
+    state = pod.state
+    observer = pod.observer
+    self.frame = frame
+    viewed = pod
+  }
+
+  /// Returns the provider's instance: the cached one if its scope has one, otherwise a new
+  /// one from the provider's builder (or this pod's override of it).
+  ///
+  /// Never fails for a missing registration: the provider carries its own builder. A
+  /// provider that needs itself, directly or through others, stops the program with the
+  /// whole chain of providers (see <doc:Concurrency> for cycles across threads).
+  public func resolve<Value>(_ provider: Provider<Value>) -> Value {
+    let key = ObjectIdentifier(provider)
+    if frame == nil, observer == nil,
+      let entry = state.withLock({ $0.entries[key] }), entry.isStrong
+    {
+      return unsafeDowncast(entry, to: StrongEntry<Value>.self).value
+    }
+    return resolveSlowly(provider, key: key)
+  }
+
+  private func resolveSlowly<Value>(_ provider: Provider<Value>, key: ObjectIdentifier) -> Value {
+    let reporting = observer != nil
+    while true {
+      var events: [PodEvent] = []
+      let step = state.withLock {
+        $0.step(
+          for: key, provider: provider, scope: provider.scopeInfo, from: frame,
+          reporting: reporting, events: &events)
+      }
+      switch step {
+      case .cached(let entry):
+        report(events)
+        return unsafeDowncast(entry, to: StrongEntry<Value>.self).value
+      case .cachedObject(let object):
+        report(events)
+        // The entry was made from a `Value`, so the cast back cannot fail.
+        return object.value as! Value
+      case .cycle(let message):
+        fatalError(message)
+      case .wait(let group, let waitID):
+        group.wait()
+        if let waitID { _ = state.withLock { $0.waits.removeValue(forKey: waitID) } }
+      case .build(let buildFrame, let override):
+        return build(provider, in: buildFrame, override: override)
+      }
+    }
+  }
+
+  private func build<Value>(
+    _ provider: Provider<Value>, in buildFrame: BuildFrame, override: OverrideRecord?
+  ) -> Value {
+    let view = Pod(viewing: viewed ?? self, frame: buildFrame)
+    let value =
+      if let override {
+        unsafeDowncast(override, to: TypedOverride<Value>.self).build(view)
+      } else {
+        provider.build(view)
+      }
+    var entry: CacheEntry?
+    if buildFrame.caches {
+      if buildFrame.scope.kind != .weak {
+        entry = StrongEntry(value: value, provider: provider, scope: buildFrame.scope)
+      } else if let object = classInstance(value) {
+        entry = WeakEntry(object: object, provider: provider, scope: buildFrame.scope)
+      }
+    }
+    var events: [PodEvent] = []
+    let waiters = state.withLock { [frame] in
+      $0.finish(
+        buildFrame, entry: entry, caller: frame, reporting: observer != nil, events: &events)
+    }
+    waiters?.leave()
+    report(events)
+    return value
+  }
+
+  // MARK: Overrides
+
+  /// Builds the provider with `build` in this pod from now on, for direct and nested resolves.
+  ///
+  /// The provider's cached instance and everything built from it are discarded, so the next
+  /// resolve reflects the override at once. Replaces an earlier override of the provider.
+  ///
+  /// ```swift
+  /// pod.overrideProvider(httpClientProvider) { _ in FakeHTTPClient() }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - provider: The provider to override.
+  ///   - scope: The scope for the override's instances; the provider's own scope if nil.
+  ///   - build: The replacement builder.
+  public func overrideProvider<Value>(
+    _ provider: Provider<Value>,
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @Sendable (Pod) -> Value
+  ) {
+    install(TypedOverride(provider: provider, scope: scope, build: build))
+  }
+
+  /// Resolves the provider to `value` in this pod from now on.
+  ///
+  /// The value is cached in the provider's scope; the provider's earlier instance and
+  /// everything built from it are discarded.
+  public func overrideProvider<Value>(_ provider: Provider<Value>, withValue value: Value) {
+    install(TypedOverride(provider: provider, value: value))
+  }
+
+  /// Goes back to the provider's own builder, discarding the override's instance and
+  /// everything built from it. Does nothing if the provider is not overridden in this pod.
+  public func removeOverrideProvider<Value>(_ provider: Provider<Value>) {
+    var events: [PodEvent] = []
+    state.withLock { $0.removeOverride(ObjectIdentifier(provider), events: &events) }
+    report(events)
+  }
+
+  private func install(_ record: OverrideRecord) {
+    var events: [PodEvent] = []
+    state.withLock { $0.install(record, events: &events) }
+    report(events)
+  }
+
+  // MARK: Scopes
+
+  /// Discards the instances cached in `scope` and in all its descendant scopes, together
+  /// with everything built from them, wherever that is cached.
+  ///
+  /// ```swift
+  /// pod.clearCachedInstances(forScope: SignUpFlowScope())
+  /// ```
+  ///
+  /// Clearing ``SingletonScope`` or ``AlwaysCreateNewScope`` does nothing. A build of an
+  /// instance in a cleared scope that is running at the same time is not cached: its caller
+  /// gets the instance, the next resolve builds a new one.
+  public func clearCachedInstances(forScope scope: any ProviderScope) {
+    // `children` is user code: walk the tree before taking the lock.
+    let scopes = ScopeInfo.clearableSubtree(of: scope)
+    guard !scopes.isEmpty else { return }
+    var events: [PodEvent] = []
+    state.withLock { $0.clear(scopes: scopes, events: &events) }
+    report(events)
+  }
+
+  // MARK: Events
+
+  private func report(_ events: [PodEvent]) {
+    guard let observer, !events.isEmpty else { return }
+    let pod = viewed ?? self
+    for event in events {
+      observer.pod(pod, didReport: event)
+    }
+  }
+}

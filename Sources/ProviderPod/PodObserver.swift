@@ -1,0 +1,67 @@
+/// Sees what a ``Pod`` does: what it built, reused and discarded, and why.
+///
+/// Events arrive on the thread that caused them, before the call that caused them returns,
+/// and outside the pod's locks, so an observer may call back into the pod. Nothing is
+/// printed unless an observer does it:
+///
+/// ```swift
+/// struct PrintingObserver: PodObserver {
+///   func pod(_ pod: Pod, didReport event: PodEvent) { print(event) }
+/// }
+/// let pod = Pod(observer: PrintingObserver())
+/// ```
+public protocol PodObserver: Sendable {
+  /// Called once for each event, in the order the pod produced them.
+  func pod(_ pod: Pod, didReport event: PodEvent)
+}
+
+/// Something a ``Pod`` did. Provider names are ``Provider/name``; scope names are the
+/// scope's type name, such as `SingletonScope`.
+///
+/// More cases may be added in later versions: switch over it with a `default:` branch.
+public enum PodEvent: Sendable, Equatable {
+  /// A builder ran (cached or not).
+  case built(provider: String, scope: String)
+  /// A cached instance was returned without running the builder.
+  case reused(provider: String, scope: String)
+  /// A cached instance was dropped; the next resolve builds a new one.
+  case discarded(provider: String, scope: String, reason: DiscardReason)
+  /// An override of the provider was added, replaced or removed.
+  case overridden(provider: String)
+  /// An instance that lives longer than one of its dependencies was cached: it holds the
+  /// shorter-lived instance captive. The pod discards the holder whenever the dependency is
+  /// discarded (S4), but it usually means the holder belongs in the shorter scope.
+  case captiveDependency(
+    holder: String, holderScope: String, dependency: String, dependencyScope: String)
+}
+
+/// Why a cached instance was discarded.
+///
+/// More cases may be added in later versions: switch over it with a `default:` branch.
+public enum DiscardReason: Sendable, Equatable {
+  /// Its scope, or a scope above it in the tree, was cleared.
+  case scopeCleared
+  /// Something it was built from was discarded.
+  case dependencyDiscarded
+  /// An override of its provider was added, replaced or removed.
+  case overrideChanged
+}
+
+extension PodEvent: CustomStringConvertible {
+  /// A one-line account, such as `built Session (SignUp.swift:12) in SignUpScope`.
+  public var description: String {
+    switch self {
+    case .built(let provider, let scope):
+      return "built \(provider) in \(scope)"
+    case .reused(let provider, let scope):
+      return "reused \(provider) in \(scope)"
+    case .discarded(let provider, let scope, let reason):
+      return "discarded \(provider) in \(scope) (\(reason))"
+    case .overridden(let provider):
+      return "overridden \(provider)"
+    case .captiveDependency(let holder, let holderScope, let dependency, let dependencyScope):
+      return
+        "captive dependency: \(holder) in \(holderScope) holds \(dependency) in \(dependencyScope)"
+    }
+  }
+}

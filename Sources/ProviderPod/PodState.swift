@@ -1,0 +1,127 @@
+/// Everything a pod knows, guarded by one lock. Every method here runs under that lock and
+/// never calls user code.
+struct PodState {
+  /// Cached instances by provider.
+  var entries: [ObjectIdentifier: CacheEntry] = [:]
+  /// Single-flight builds in progress, by provider.
+  var building: [ObjectIdentifier: BuildFrame] = [:]
+  var overrides: [ObjectIdentifier: OverrideRecord] = [:]
+  /// For each provider, the cached (or in-flight) instances built from it.
+  var dependents: [ObjectIdentifier: Set<ObjectIdentifier>] = [:]
+  /// For each scope, the providers with an instance cached in it.
+  var scopeMembers: [ScopeKey: Set<ObjectIdentifier>] = [:]
+  /// Threads blocked on another thread's build, from inside a build of their own.
+  var waits: [Int: Wait] = [:]
+  var nextWaitID = 0
+
+  struct Wait {
+    let waiter: BuildFrame
+    let target: BuildFrame
+  }
+
+  // MARK: Discarding
+
+  /// Discards `key`'s instance (if any), invalidates its in-flight build (if any), and
+  /// cascades to everything built from it (S4).
+  mutating func discard(
+    _ key: ObjectIdentifier, reason: DiscardReason, events: inout [PodEvent]
+  ) {
+    discard([key], reason: reason, events: &events)
+  }
+
+  mutating func discard(
+    _ keys: [ObjectIdentifier], reason: DiscardReason, events: inout [PodEvent]
+  ) {
+    var pending = keys.map { ($0, reason) }
+    var index = 0
+    // Breadth first, so events read from the cause outwards.
+    while index < pending.count {
+      let (key, reason) = pending[index]
+      index += 1
+      building[key]?.isInvalidated = true
+      if let entry = entries.removeValue(forKey: key) {
+        forget(entry, key: key)
+        events.append(
+          .discarded(provider: entry.provider.name, scope: entry.scope.name, reason: reason))
+      }
+      if let builtFromIt = dependents.removeValue(forKey: key) {
+        pending.append(contentsOf: builtFromIt.map { ($0, .dependencyDiscarded) })
+      }
+    }
+  }
+
+  /// Removes an entry's bookkeeping (not its dependents: callers decide about those).
+  mutating func forget(_ entry: CacheEntry, key: ObjectIdentifier) {
+    removeMember(key, of: entry.scope.key)
+    for dependency in entry.dependencies.keys {
+      removeDependent(key, of: dependency)
+    }
+  }
+
+  mutating func removeDependent(_ dependent: ObjectIdentifier, of key: ObjectIdentifier) {
+    guard var set = dependents[key] else { return }
+    set.remove(dependent)
+    dependents[key] = set.isEmpty ? nil : set
+  }
+
+  private mutating func removeMember(_ key: ObjectIdentifier, of scope: ScopeKey) {
+    guard var set = scopeMembers[scope] else { return }
+    set.remove(key)
+    scopeMembers[scope] = set.isEmpty ? nil : set
+  }
+
+  // MARK: Scopes and overrides
+
+  /// Discards every instance cached in the given scopes and invalidates their in-flight
+  /// builds (S3).
+  mutating func clear(scopes: [ScopeInfo.Visit], events: inout [PodEvent]) {
+    let keys = Set(scopes.map(\.key))
+    for frame in building.values where keys.contains(frame.scope.key) {
+      frame.isInvalidated = true
+    }
+    var members: [ObjectIdentifier] = []
+    for scope in scopes {
+      members.append(contentsOf: scopeMembers[scope.key] ?? [])
+    }
+    discard(members, reason: .scopeCleared, events: &events)
+  }
+
+  mutating func install(_ record: OverrideRecord, events: inout [PodEvent]) {
+    overrides[record.providerKey] = record
+    events.append(.overridden(provider: record.provider.name))
+    discard(record.providerKey, reason: .overrideChanged, events: &events)
+  }
+
+  mutating func removeOverride(
+    _ key: ObjectIdentifier, events: inout [PodEvent]
+  ) {
+    guard let record = overrides.removeValue(forKey: key) else { return }
+    events.append(.overridden(provider: record.provider.name))
+    discard(key, reason: .overrideChanged, events: &events)
+  }
+
+  // MARK: Dependencies
+
+  /// Records that whatever `caller` is building depends on `key`.
+  mutating func recordDependency(
+    on key: ObjectIdentifier, provider: any ProviderIdentity, from caller: BuildFrame?
+  ) {
+    guard let owner = caller?.owner else { return }
+    owner.dependencies[key] = provider
+    dependents[key, default: []].insert(owner.key)
+  }
+
+  /// Reports dependencies that will be cleared more often than the instance built from them.
+  func captiveDependencies(of entry: CacheEntry, events: inout [PodEvent]) {
+    guard entry.scope.kind == .singleton || entry.scope.kind == .custom else { return }
+    for key in entry.dependencies.keys {
+      guard let dependency = entries[key], dependency.scope.kind == .custom,
+        !dependency.scope.subtree.contains(entry.scope.key)
+      else { continue }
+      events.append(
+        .captiveDependency(
+          holder: entry.provider.name, holderScope: entry.scope.name,
+          dependency: dependency.provider.name, dependencyScope: dependency.scope.name))
+    }
+  }
+}

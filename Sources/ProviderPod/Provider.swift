@@ -1,0 +1,90 @@
+/// A dependency: how to build a value, and how long a ``Pod`` keeps it.
+///
+/// Declare providers as globals next to the type they build. The provider itself is the key,
+/// so there is nothing to register and nothing that can be missing at run time:
+///
+/// ```swift
+/// let httpClientProvider = Provider { _ in HTTPClient() }
+/// let apiProvider = Provider { pod in API(client: pod.resolve(httpClientProvider)) }
+///
+/// let pod = Pod()
+/// let api = pod.resolve(apiProvider)  // builds HTTPClient, then API; caches both
+/// ```
+///
+/// Each provider is its own dependency: two providers with the same type and the same
+/// builder have separate caches.
+public final class Provider<Value>: Sendable {
+  /// The name used in events and cycle reports: the one given to the initializer, or the
+  /// value type and where the provider was declared, such as `Session (SignUp.swift:12)`.
+  public let name: String
+  /// The scope the pod caches this provider's instances in, unless an override names another.
+  public let scope: any ProviderScope
+
+  let scopeInfo: ScopeInfo
+  let build: @Sendable (Pod) -> Value
+  let cycleLabel: String
+
+  /// Creates a provider.
+  ///
+  /// - Parameters:
+  ///   - scope: How long instances are cached. ``SingletonScope`` by default.
+  ///   - name: A name for events and cycle reports. By default the value type and the
+  ///     declaration's file and line.
+  ///   - fileID: Where the provider is declared; filled in by the compiler.
+  ///   - line: Where the provider is declared; filled in by the compiler.
+  ///   - build: Builds the value. It receives the pod, so it can resolve what it needs:
+  ///     `{ pod in API(client: pod.resolve(httpClientProvider)) }`.
+  public init(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    fileID: String = #fileID,
+    line: Int = #line,
+    _ build: @escaping @Sendable (Pod) -> Value
+  ) {
+    let fileName = fileID.split(separator: "/").last.map(String.init) ?? fileID
+    let location = "\(fileName):\(line)"
+    self.name = name ?? "\(Value.self) (\(location))"
+    self.cycleLabel = name.map { "\($0) (\(location))" } ?? self.name
+    self.scope = scope
+    self.scopeInfo = ScopeInfo(scope)
+    self.build = build
+  }
+
+  /// An override for ``Pod/init(overrides:observer:)`` that builds the value another way.
+  ///
+  /// ```swift
+  /// let pod = Pod(overrides: [httpClientProvider.override { _ in FakeHTTPClient() }])
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - scope: The scope for the override's instances; the provider's own scope if nil.
+  ///   - build: The replacement builder.
+  public func override(
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @Sendable (Pod) -> Value
+  ) -> ProviderOverride {
+    ProviderOverride(TypedOverride(provider: self, scope: scope, build: build))
+  }
+
+  /// An override for ``Pod/init(overrides:observer:)`` that always resolves to `value`.
+  ///
+  /// The value is cached in the provider's scope like a built one, so clearing that scope
+  /// still discards what was built from it.
+  public func override(withValue value: Value) -> ProviderOverride {
+    ProviderOverride(TypedOverride(provider: self, value: value))
+  }
+}
+
+extension Provider: CustomStringConvertible {
+  /// The provider's ``name``.
+  public var description: String { name }
+}
+
+/// What the pod needs to know about any provider, whatever its value type.
+protocol ProviderIdentity: AnyObject, Sendable {
+  var name: String { get }
+  /// The name with where the provider was declared, for cycle reports.
+  var cycleLabel: String { get }
+}
+
+extension Provider: ProviderIdentity {}

@@ -1,0 +1,111 @@
+/// A lifetime for the instances a ``Pod`` caches.
+///
+/// A scope is identified by its type: `SignUpScope()` and another `SignUpScope()`
+/// are the same scope. Declare your own scopes as empty structs and list the scopes
+/// that live inside them as ``children``, so that clearing a parent clears them too:
+///
+/// ```swift
+/// struct SignUpFlowScope: ProviderScope {
+///   var children: [any ProviderScope] { [EmailStepScope(), ProfileStepScope()] }
+/// }
+/// struct EmailStepScope: ProviderScope {}
+/// struct ProfileStepScope: ProviderScope {}
+///
+/// pod.clearCachedInstances(forScope: SignUpFlowScope())  // clears all three
+/// ```
+public protocol ProviderScope: Sendable {
+  /// The scopes whose instances are discarded whenever this scope is cleared.
+  ///
+  /// The tree may contain cycles; clearing visits every scope once.
+  /// ``SingletonScope`` and ``AlwaysCreateNewScope`` are never cleared, so listing
+  /// them here has no effect.
+  var children: [any ProviderScope] { get }
+}
+
+extension ProviderScope {
+  /// No child scopes.
+  public var children: [any ProviderScope] { [] }
+}
+
+/// A scope that never caches: every resolve runs the builder again.
+///
+/// ```swift
+/// let requestIDProvider = Provider(scope: AlwaysCreateNewScope()) { _ in UUID() }
+/// ```
+public struct AlwaysCreateNewScope: ProviderScope {
+  /// Creates the scope.
+  public init() {}
+}
+
+/// The default scope: one instance per provider for the whole lifetime of the pod.
+///
+/// Clearing it does nothing; a singleton is discarded only when something it was built
+/// from is discarded, or when its provider is overridden.
+public struct SingletonScope: ProviderScope {
+  /// Creates the scope.
+  public init() {}
+}
+
+/// A scope that reuses a class instance for as long as something outside the pod holds it.
+///
+/// The pod keeps only a weak reference. Values that are not class instances are never
+/// cached in this scope: every resolve builds a new one.
+public struct WeakScope: ProviderScope {
+  /// Creates the scope.
+  public init() {}
+}
+
+/// How the pod treats a scope, worked out once per provider or override.
+struct ScopeInfo: Sendable {
+  enum Kind: Sendable { case alwaysCreateNew, singleton, weak, custom }
+
+  let scope: any ProviderScope
+  let key: ScopeKey
+  let name: String
+  let kind: Kind
+  /// This scope and every scope reachable through `children`, for captive-dependency checks.
+  let subtree: Set<ScopeKey>
+
+  init(_ scope: any ProviderScope) {
+    self.scope = scope
+    self.key = ScopeKey(scope)
+    self.name = String(describing: type(of: scope))
+    switch scope {
+    case is AlwaysCreateNewScope: kind = .alwaysCreateNew
+    case is SingletonScope: kind = .singleton
+    case is WeakScope: kind = .weak
+    default: kind = .custom
+    }
+    self.subtree = Set(ScopeInfo.clearableSubtree(of: scope).map(\.key))
+  }
+
+  /// The scopes a clear of `scope` reaches: itself and its descendants, each once,
+  /// leaving out the built-in scopes that are never cleared.
+  static func clearableSubtree(of scope: any ProviderScope) -> [ScopeInfo.Visit] {
+    var visited: Set<ScopeKey> = []
+    var pending: [any ProviderScope] = [scope]
+    var result: [Visit] = []
+    while let next = pending.popLast() {
+      let key = ScopeKey(next)
+      guard visited.insert(key).inserted else { continue }
+      if next is SingletonScope || next is AlwaysCreateNewScope { continue }
+      result.append(Visit(key: key, name: String(describing: type(of: next))))
+      pending.append(contentsOf: next.children.reversed())
+    }
+    return result
+  }
+
+  struct Visit: Sendable {
+    let key: ScopeKey
+    let name: String
+  }
+}
+
+/// A scope's identity: its type.
+struct ScopeKey: Hashable, Sendable {
+  private let id: ObjectIdentifier
+
+  init(_ scope: any ProviderScope) {
+    id = ObjectIdentifier(type(of: scope))
+  }
+}

@@ -1,0 +1,109 @@
+import Dispatch
+
+/// What a resolve does next, decided under the pod's lock and carried out outside it.
+enum ResolveStep: Sendable {
+  case cached(CacheEntry)
+  case cachedObject(UncheckedSendable<AnyObject>)
+  /// Another thread is building this instance: wait for it, then look again.
+  case wait(DispatchGroup, waitID: Int?)
+  case build(BuildFrame, override: OverrideRecord?)
+  case cycle(String)
+}
+
+extension PodState {
+  /// Looks `key` up, and either returns the cached instance, joins the build in progress,
+  /// or starts a build (single flight for caching scopes, S8).
+  mutating func step(
+    for key: ObjectIdentifier, provider: any ProviderIdentity, scope providerScope: ScopeInfo,
+    from caller: BuildFrame?, reporting: Bool, events: inout [PodEvent]
+  ) -> ResolveStep {
+    let caller = caller?.isActive == true ? caller : nil
+    if let caller, let report = cycleReport(resolving: key, provider: provider, from: caller) {
+      return .cycle(report)
+    }
+    if let entry = entries[key] {
+      if entry.isStrong {
+        recordDependency(on: key, provider: provider, from: caller)
+        if reporting { events.append(.reused(provider: provider.name, scope: entry.scope.name)) }
+        return .cached(entry)
+      }
+      if let object = unsafeDowncast(entry, to: WeakEntry.self).object {
+        recordDependency(on: key, provider: provider, from: caller)
+        if reporting { events.append(.reused(provider: provider.name, scope: entry.scope.name)) }
+        return .cachedObject(UncheckedSendable(value: object))
+      }
+      // The instance went away by itself: forget it, leaving what was built from it (S6).
+      entries[key] = nil
+      forget(entry, key: key)
+    }
+    let override = overrides[key]
+    let scope = override?.scope ?? providerScope
+    if scope.kind == .alwaysCreateNew {
+      // Nothing is cached, so the caller's instance depends on this provider directly, and
+      // on whatever this build resolves.
+      recordDependency(on: key, provider: provider, from: caller)
+      let frame = BuildFrame(
+        key: key, provider: provider, scope: scope, caches: false, parent: caller)
+      return .build(frame, override: override)
+    }
+    if let running = building[key] {
+      var waitID: Int?
+      if let caller {
+        if let report = crossThreadCycleReport(waiter: caller, target: running) {
+          return .cycle(report)
+        }
+        waitID = nextWaitID
+        nextWaitID += 1
+        waits[nextWaitID - 1] = Wait(waiter: caller, target: running)
+      }
+      if let group = running.waiters { return .wait(group, waitID: waitID) }
+      let group = DispatchGroup()
+      group.enter()
+      running.waiters = group
+      return .wait(group, waitID: waitID)
+    }
+    let frame = BuildFrame(key: key, provider: provider, scope: scope, caches: true, parent: caller)
+    building[key] = frame
+    return .build(frame, override: override)
+  }
+
+  /// Records a finished build: caches its entry unless something it used changed while it
+  /// ran. Returns the waiters to release once the lock is dropped.
+  mutating func finish(
+    _ frame: BuildFrame, entry: CacheEntry?, caller: BuildFrame?,
+    reporting: Bool, events: inout [PodEvent]
+  ) -> DispatchGroup? {
+    frame.isActive = false
+    let caller = caller?.isActive == true ? caller : nil
+    if reporting { events.append(.built(provider: frame.provider.name, scope: frame.scope.name)) }
+    // An uncached build recorded its dependencies on its owner as it went.
+    guard frame.caches else { return nil }
+    if building[frame.key] === frame { building[frame.key] = nil }
+    let waiters = frame.waiters
+    frame.waiters = nil
+    if frame.isInvalidated {
+      // Stale: hand the value to this caller only, and make sure nothing caches it inside.
+      for dependency in frame.dependencies.keys { removeDependent(frame.key, of: dependency) }
+      caller?.owner?.isInvalidated = true
+    } else if let entry {
+      entry.dependencies = frame.dependencies
+      entries[frame.key] = entry
+      scopeMembers[entry.scope.key, default: []].insert(frame.key)
+      if reporting { captiveDependencies(of: entry, events: &events) }
+      recordDependency(on: frame.key, provider: frame.provider, from: caller)
+    } else {
+      // A weak-scope value that is not an object is not cached: what it was built from now
+      // belongs to whoever asked for it.
+      let owner = caller?.owner
+      for (key, provider) in frame.dependencies {
+        removeDependent(frame.key, of: key)
+        if let owner {
+          owner.dependencies[key] = provider
+          dependents[key, default: []].insert(owner.key)
+        }
+      }
+      recordDependency(on: frame.key, provider: frame.provider, from: caller)
+    }
+    return waiters
+  }
+}

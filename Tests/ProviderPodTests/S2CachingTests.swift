@@ -1,0 +1,115 @@
+import ProviderPod
+import Testing
+
+private protocol Greeter: Sendable { func greet() -> String }
+private struct EnglishGreeter: Greeter { func greet() -> String { "hello" } }
+
+private struct Point: Equatable { var x: Int, y: Int }
+
+@Suite("S2 caching")
+struct S2CachingTests {
+  @Test("a singleton is built once per pod")
+  func singletonBuiltOnce() {
+    let counter = Counter()
+    let provider = instanceProvider("single", counter: counter)
+    let pod = Pod()
+    let first = pod.resolve(provider)
+    for _ in 0..<10 { #expect(pod.resolve(provider) === first) }
+    #expect(counter.value == 1)
+  }
+
+  @Test("a custom scope caches one instance per provider until it is cleared")
+  func customScopeCaches() {
+    let counter = Counter()
+    let provider = instanceProvider("step", scope: StepScope(), counter: counter)
+    let pod = Pod()
+    let first = pod.resolve(provider)
+    #expect(pod.resolve(provider) === first)
+    #expect(counter.value == 1)
+  }
+
+  @Test("AlwaysCreateNewScope runs the builder on every resolve")
+  func alwaysCreateNew() {
+    let counter = Counter()
+    let provider = instanceProvider("new", scope: AlwaysCreateNewScope(), counter: counter)
+    let pod = Pod()
+    let instances = (0..<5).map { _ in pod.resolve(provider) }
+    #expect(counter.value == 5)
+    #expect(Set(instances.map(ObjectIdentifier.init)).count == 5)
+  }
+
+  @Test("a cached nil is a cached value, not a miss")
+  func cachedNil() {
+    let counter = Counter()
+    let provider = Provider<Int?> { _ in
+      counter.next()
+      return nil
+    }
+    let pod = Pod()
+    #expect(pod.resolve(provider) == nil)
+    #expect(pod.resolve(provider) == nil)
+    #expect(counter.value == 1)
+  }
+
+  @Test("nested optionals keep their shape")
+  func nestedOptional() {
+    let counter = Counter()
+    let provider = Provider<Int??> { _ in
+      counter.next()
+      return .some(nil)
+    }
+    let pod = Pod()
+    #expect(pod.resolve(provider) == .some(nil))
+    #expect(pod.resolve(provider) == .some(nil))
+    #expect(counter.value == 1)
+  }
+
+  @Test("Any, Void, tuples, structs, existentials and functions are cached")
+  func everyKindOfValue() {
+    let counter = Counter()
+    let anyProvider = Provider<Any> { _ in counter.next() }
+    let voidProvider = Provider<Void> { _ in counter.next() }
+    let tupleProvider = Provider<(Int, String)> { _ in (counter.next(), "t") }
+    let structProvider = Provider { _ in Point(x: counter.next(), y: 0) }
+    let existentialProvider = Provider<any Greeter> { _ in
+      counter.next()
+      return EnglishGreeter()
+    }
+    let functionProvider = Provider<@Sendable () -> Int> { _ in
+      let value = counter.next()
+      return { value }
+    }
+    let pod = Pod()
+    for _ in 0..<3 {
+      #expect(pod.resolve(anyProvider) as? Int == 1)
+      pod.resolve(voidProvider)
+      #expect(pod.resolve(tupleProvider) == (3, "t"))
+      #expect(pod.resolve(structProvider) == Point(x: 4, y: 0))
+      #expect(pod.resolve(existentialProvider).greet() == "hello")
+      #expect(pod.resolve(functionProvider)() == 6)
+    }
+    #expect(counter.value == 6)
+  }
+
+  @Test("an Any provider holding nil is cached")
+  func anyHoldingNil() {
+    let counter = Counter()
+    let provider = Provider<Any> { _ in
+      counter.next()
+      return Int?.none as Any
+    }
+    let pod = Pod()
+    _ = pod.resolve(provider)
+    _ = pod.resolve(provider)
+    #expect(counter.value == 1)
+  }
+
+  @Test("each pod has its own instances")
+  func podsAreSeparate() {
+    let provider = instanceProvider("perPod")
+    let first = Pod()
+    let second = Pod()
+    #expect(first.resolve(provider) !== second.resolve(provider))
+    #expect(first.resolve(provider) === first.resolve(provider))
+  }
+}

@@ -1,0 +1,71 @@
+import ProviderPod
+import Synchronization
+
+/// Counts calls from any thread.
+final class Counter: Sendable {
+  private let count = Mutex(0)
+
+  /// Adds one and returns the new count.
+  @discardableResult
+  func next() -> Int { count.withLock { $0 += 1; return $0 } }
+
+  var value: Int { count.withLock { $0 } }
+}
+
+/// A class instance with a visible identity, so tests can tell reuse from rebuild.
+final class Instance: Sendable, CustomStringConvertible {
+  let label: String
+  let serial: Int
+  let dependencies: [Instance]
+
+  init(_ label: String, serial: Int, dependencies: [Instance] = []) {
+    self.label = label
+    self.serial = serial
+    self.dependencies = dependencies
+  }
+
+  var description: String { "\(label)#\(serial)" }
+}
+
+/// A provider of `Instance`s that counts its builds.
+func instanceProvider(
+  _ label: String, scope: any ProviderScope = SingletonScope(), counter: Counter = Counter(),
+  dependencies: [Provider<Instance>] = []
+) -> Provider<Instance> {
+  Provider(scope: scope, name: label) { pod in
+    let deps = dependencies.map { pod.resolve($0) }
+    return Instance(label, serial: counter.next(), dependencies: deps)
+  }
+}
+
+/// Records every event a pod reports.
+final class EventRecorder: PodObserver {
+  private let recorded = Mutex<[PodEvent]>([])
+
+  func pod(_ pod: Pod, didReport event: PodEvent) {
+    recorded.withLock { $0.append(event) }
+  }
+
+  var events: [PodEvent] { recorded.withLock { $0 } }
+
+  /// Returns the events so far and forgets them.
+  func take() -> [PodEvent] { recorded.withLock { events in defer { events = [] }; return events } }
+}
+
+struct FlowScope: ProviderScope {
+  var children: [any ProviderScope] { [StepScope(), OtherStepScope()] }
+}
+struct StepScope: ProviderScope {
+  var children: [any ProviderScope] { [LeafScope()] }
+}
+struct OtherStepScope: ProviderScope {}
+struct LeafScope: ProviderScope {}
+struct UnrelatedScope: ProviderScope {}
+
+/// A scope tree with a cycle: A -> B -> A.
+struct CycleScopeA: ProviderScope {
+  var children: [any ProviderScope] { [CycleScopeB()] }
+}
+struct CycleScopeB: ProviderScope {
+  var children: [any ProviderScope] { [CycleScopeA(), SingletonScope()] }
+}
