@@ -1,0 +1,145 @@
+import Dispatch
+import ProviderPod
+import Testing
+
+// Global, the way users declare providers; exit tests cannot capture locals.
+let selfCycle: Provider<Int> = Provider(name: "selfCycle") { pod in pod.resolve(selfCycle) }
+let twoCycle: Provider<Int> = Provider(name: "twoCycle") { pod in pod.resolve(twoCycleLink) }
+
+let cycleFirst: Provider<Int> = Provider(name: "sessionProvider") { pod in pod.resolve(cycleSecond) + 1 }
+let cycleSecond: Provider<Int> = Provider(name: "validatorProvider") { pod in pod.resolve(cycleThird) + 1 }
+let cycleThird: Provider<Int> = Provider(scope: AlwaysCreateNewScope(), name: "formProvider") { pod in
+  pod.resolve(cycleFirst) + 1
+}
+
+let overrideTarget = Provider(name: "overrideTarget") { _ in 0 }
+let overrideUser: Provider<Int> = Provider(name: "overrideUser") { pod in pod.resolve(overrideTarget) + 1 }
+
+let twoCycleLink: Provider<Int> = Provider(name: "twoCycleLink") { pod in pod.resolve(twoCycle) }
+
+let unnamedCycle: Provider<Int> = Provider { pod in pod.resolve(unnamedCycle2) }
+let unnamedCycle2: Provider<Int> = Provider { pod in pod.resolve(unnamedCycle) }
+
+let handOffCycle: Provider<Int> = Provider(name: "handOffCycle") { pod in
+  // Resolves itself from another thread through the builder's pod: still one chain.
+  let done = DispatchSemaphore(value: 0)
+  nonisolated(unsafe) var result = 0
+  DispatchQueue.global().async {
+    result = pod.resolve(handOffCycle)
+    done.signal()
+  }
+  done.wait()
+  return result
+}
+
+let crossStartedA = DispatchSemaphore(value: 0)
+let crossStartedB = DispatchSemaphore(value: 0)
+let crossA: Provider<Int> = Provider(name: "crossA") { pod in
+  crossStartedA.signal()
+  crossStartedB.wait()
+  return pod.resolve(crossB) + 1
+}
+let crossB: Provider<Int> = Provider(name: "crossB") { pod in
+  crossStartedB.signal()
+  crossStartedA.wait()
+  return pod.resolve(crossA) + 1
+}
+
+private func standardError(_ result: ExitTest.Result?) -> String {
+  String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+}
+
+@Suite("S7 cycles")
+struct S7CycleTests {
+  @Test("a provider that needs itself directly stops with the chain")
+  func directCycleStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = Pod().resolve(selfCycle)
+    }
+    let message = standardError(result)
+    #expect(
+      message.contains("ProviderPod: dependency cycle: selfCycle (S7CycleTests.swift:6) -> selfCycle\n"))
+    #expect(message.contains("Break the cycle"))
+  }
+
+  @Test("two providers that need each other stop with both names")
+  func twoCycleStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = Pod().resolve(twoCycle)
+    }
+    #expect(
+      standardError(result).contains(
+        "twoCycle (S7CycleTests.swift:7) -> twoCycleLink (S7CycleTests.swift:18) -> twoCycle\n"))
+  }
+
+  @Test("an indirect cycle of three, through an always-new provider, names all three")
+  func threeCycleStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = Pod().resolve(cycleSecond)
+    }
+    #expect(
+      standardError(result).contains(
+        "validatorProvider (S7CycleTests.swift:10) -> formProvider (S7CycleTests.swift:11) -> "
+          + "sessionProvider (S7CycleTests.swift:9) -> validatorProvider\n"))
+  }
+
+  @Test("a cycle made by an override is caught too")
+  func overrideCycleStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let pod = Pod()
+      pod.overrideProvider(overrideTarget) { pod in pod.resolve(overrideUser) }
+      _ = pod.resolve(overrideUser)
+    }
+    #expect(
+      standardError(result).contains(
+        "overrideUser (S7CycleTests.swift:16) -> overrideTarget (S7CycleTests.swift:15) -> "
+          + "overrideUser"))
+  }
+
+  @Test("default names carry the value type and declaration site")
+  func unnamedCycleStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = Pod().resolve(unnamedCycle)
+    }
+    #expect(
+      standardError(result).contains(
+        "Int (S7CycleTests.swift:20) -> Int (S7CycleTests.swift:21) -> Int (S7CycleTests.swift:20)"
+      ))
+  }
+
+  @Test("a builder's pod handed to another thread keeps the chain: the cycle is reported")
+  func handOffCycleStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = Pod().resolve(handOffCycle)
+    }
+    #expect(standardError(result).contains("handOffCycle (S7CycleTests.swift:23) -> handOffCycle"))
+  }
+
+  @Test("two threads whose builds wait for each other are reported, not hung")
+  func crossThreadCycleStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let pod = Pod()
+      let done = DispatchSemaphore(value: 0)
+      DispatchQueue.global().async {
+        _ = pod.resolve(crossA)
+        done.signal()
+      }
+      _ = pod.resolve(crossB)
+      done.wait()
+    }
+    let message = standardError(result)
+    #expect(message.contains("ProviderPod: dependency cycle across threads: "))
+    // Whichever thread blocks second reports; both providers are in the chain.
+    #expect(
+      message.contains("crossA (S7CycleTests.swift:37) -> crossB (S7CycleTests.swift:42) -> crossA")
+        || message.contains(
+          "crossB (S7CycleTests.swift:42) -> crossA (S7CycleTests.swift:37) -> crossB"))
+  }
+
+  @Test("resolving the same provider twice in a row is not a cycle")
+  func siblingsAreNotCycles() {
+    let leaf = Provider(scope: AlwaysCreateNewScope()) { _ in 1 }
+    let top = Provider { pod in pod.resolve(leaf) + pod.resolve(leaf) }
+    #expect(Pod().resolve(top) == 2)
+  }
+}
