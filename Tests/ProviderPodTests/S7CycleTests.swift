@@ -3,23 +3,39 @@ import ProviderPod
 import Testing
 
 // Global, the way users declare providers; exit tests cannot capture locals.
+let selfCycleLine = #line + 1
 let selfCycle: Provider<Int> = Provider(name: "selfCycle") { pod in pod.resolve(selfCycle) }
+let twoCycleLine = #line + 1
 let twoCycle: Provider<Int> = Provider(name: "twoCycle") { pod in pod.resolve(twoCycleLink) }
 
-let cycleFirst: Provider<Int> = Provider(name: "sessionProvider") { pod in pod.resolve(cycleSecond) + 1 }
-let cycleSecond: Provider<Int> = Provider(name: "validatorProvider") { pod in pod.resolve(cycleThird) + 1 }
-let cycleThird: Provider<Int> = Provider(scope: AlwaysCreateNewScope(), name: "formProvider") { pod in
+let cycleFirstLine = #line + 1
+let cycleFirst: Provider<Int> = Provider(name: "sessionProvider") { pod in
+  pod.resolve(cycleSecond) + 1
+}
+let cycleSecondLine = #line + 1
+let cycleSecond: Provider<Int> = Provider(name: "validatorProvider") { pod in
+  pod.resolve(cycleThird) + 1
+}
+let cycleThirdLine = #line + 1
+let cycleThird: Provider<Int> = Provider(scope: AlwaysCreateNewScope(), name: "formProvider") {
+  pod in
   pod.resolve(cycleFirst) + 1
 }
 
+let overrideTargetLine = #line + 1
 let overrideTarget = Provider(name: "overrideTarget") { _ in 0 }
-let overrideUser: Provider<Int> = Provider(name: "overrideUser") { pod in pod.resolve(overrideTarget) + 1 }
+let overrideUserLine = #line + 1
+let overrideUser: Provider<Int> = Provider(name: "overrideUser") { pod in
+  pod.resolve(overrideTarget) + 1
+}
 
+let twoCycleLinkLine = #line + 1
 let twoCycleLink: Provider<Int> = Provider(name: "twoCycleLink") { pod in pod.resolve(twoCycle) }
 
 let unnamedCycle: Provider<Int> = Provider { pod in pod.resolve(unnamedCycle2) }
 let unnamedCycle2: Provider<Int> = Provider { pod in pod.resolve(unnamedCycle) }
 
+let handOffCycleLine = #line + 1
 let handOffCycle: Provider<Int> = Provider(name: "handOffCycle") { pod in
   // Resolves itself from another thread through the builder's pod: still one chain.
   let done = DispatchSemaphore(value: 0)
@@ -34,11 +50,13 @@ let handOffCycle: Provider<Int> = Provider(name: "handOffCycle") { pod in
 
 let crossStartedA = DispatchSemaphore(value: 0)
 let crossStartedB = DispatchSemaphore(value: 0)
+let crossALine = #line + 1
 let crossA: Provider<Int> = Provider(name: "crossA") { pod in
   crossStartedA.signal()
   crossStartedB.wait()
   return pod.resolve(crossB) + 1
 }
+let crossBLine = #line + 1
 let crossB: Provider<Int> = Provider(name: "crossB") { pod in
   crossStartedB.signal()
   crossStartedA.wait()
@@ -58,7 +76,9 @@ struct S7CycleTests {
     }
     let message = standardError(result)
     #expect(
-      message.contains("ProviderPod: dependency cycle: selfCycle (S7CycleTests.swift:6) -> selfCycle\n"))
+      message.contains(
+        "ProviderPod: dependency cycle: selfCycle (S7CycleTests.swift:\(selfCycleLine)) -> selfCycle\n"
+      ))
     #expect(message.contains("Break the cycle"))
   }
 
@@ -69,7 +89,8 @@ struct S7CycleTests {
     }
     #expect(
       standardError(result).contains(
-        "twoCycle (S7CycleTests.swift:7) -> twoCycleLink (S7CycleTests.swift:18) -> twoCycle\n"))
+        "twoCycle (S7CycleTests.swift:\(twoCycleLine)) -> twoCycleLink (S7CycleTests.swift:\(twoCycleLinkLine)) -> twoCycle\n"
+      ))
   }
 
   @Test("an indirect cycle of three, through an always-new provider, names all three")
@@ -79,8 +100,8 @@ struct S7CycleTests {
     }
     #expect(
       standardError(result).contains(
-        "validatorProvider (S7CycleTests.swift:10) -> formProvider (S7CycleTests.swift:11) -> "
-          + "sessionProvider (S7CycleTests.swift:9) -> validatorProvider\n"))
+        "validatorProvider (S7CycleTests.swift:\(cycleSecondLine)) -> formProvider (S7CycleTests.swift:\(cycleThirdLine)) -> "
+          + "sessionProvider (S7CycleTests.swift:\(cycleFirstLine)) -> validatorProvider\n"))
   }
 
   @Test("a cycle made by an override is caught too")
@@ -92,7 +113,7 @@ struct S7CycleTests {
     }
     #expect(
       standardError(result).contains(
-        "overrideUser (S7CycleTests.swift:16) -> overrideTarget (S7CycleTests.swift:15) -> "
+        "overrideUser (S7CycleTests.swift:\(overrideUserLine)) -> overrideTarget (S7CycleTests.swift:\(overrideTargetLine)) -> "
           + "overrideUser"))
   }
 
@@ -103,7 +124,7 @@ struct S7CycleTests {
     }
     #expect(
       standardError(result).contains(
-        "Int (S7CycleTests.swift:20) -> Int (S7CycleTests.swift:21) -> Int (S7CycleTests.swift:20)"
+        "\(unnamedCycle.name) -> \(unnamedCycle2.name) -> \(unnamedCycle.name)"
       ))
   }
 
@@ -112,7 +133,9 @@ struct S7CycleTests {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       _ = Pod().resolve(handOffCycle)
     }
-    #expect(standardError(result).contains("handOffCycle (S7CycleTests.swift:23) -> handOffCycle"))
+    #expect(
+      standardError(result).contains(
+        "handOffCycle (S7CycleTests.swift:\(handOffCycleLine)) -> handOffCycle"))
   }
 
   @Test("two threads whose builds wait for each other are reported, not hung")
@@ -131,9 +154,13 @@ struct S7CycleTests {
     #expect(message.contains("ProviderPod: dependency cycle across threads: "))
     // Whichever thread blocks second reports; both providers are in the chain.
     #expect(
-      message.contains("crossA (S7CycleTests.swift:37) -> crossB (S7CycleTests.swift:42) -> crossA")
+      message.contains(
+        "crossA (S7CycleTests.swift:\(crossALine)) -> crossB (S7CycleTests.swift:\(crossBLine)) -> crossA"
+      )
         || message.contains(
-          "crossB (S7CycleTests.swift:42) -> crossA (S7CycleTests.swift:37) -> crossB"))
+          "crossB (S7CycleTests.swift:\(crossBLine)) -> crossA (S7CycleTests.swift:\(crossALine)) -> crossB"
+        )
+    )
   }
 
   @Test("resolving the same provider twice in a row is not a cycle")

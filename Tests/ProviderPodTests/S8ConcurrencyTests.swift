@@ -114,7 +114,8 @@ struct S8ConcurrencyTests {
     #expect(counters.map(\.value) == [rounds, rounds, rounds, rounds, 1, 1])
   }
 
-  @Test("threads resolving, overriding and clearing at once: no crash, no deadlock, consistent at rest")
+  @Test(
+    "threads resolving, overriding and clearing at once: no crash, no deadlock, consistent at rest")
   func chaos() {
     let flow = instanceProvider("flow", scope: FlowScope())
     let step = instanceProvider("step", scope: StepScope(), dependencies: [flow])
@@ -252,8 +253,8 @@ struct S8ConcurrencyTests {
     guard waitOrFail(started, "the build to start") else { return }
     for _ in 0..<4 {
       group.enter()
-    startThread {
-      defer { group.leave() }
+      startThread {
+        defer { group.leave() }
         let id = ObjectIdentifier(pod.resolve(slow))
         results.withLock { $0.append(id) }
       }

@@ -29,8 +29,10 @@ struct S9ObserverTests {
     pod.clearCachedInstances(forScope: StepScope())
     let cleared = recorder.take()
     #expect(cleared.count == 2)
-    #expect(cleared.contains(.discarded(provider: "session", scope: "StepScope", reason: .scopeCleared)))
-    #expect(cleared.contains(.discarded(provider: "form", scope: "StepScope", reason: .scopeCleared)))
+    #expect(
+      cleared.contains(.discarded(provider: "session", scope: "StepScope", reason: .scopeCleared)))
+    #expect(
+      cleared.contains(.discarded(provider: "form", scope: "StepScope", reason: .scopeCleared)))
   }
 
   @Test("initial overrides are reported")
@@ -113,7 +115,9 @@ struct S9ObserverTests {
 
   @Test("events describe themselves in one line")
   func descriptions() {
-    #expect(PodEvent.built(provider: "a", scope: "SingletonScope").description == "built a in SingletonScope")
+    #expect(
+      PodEvent.built(provider: "a", scope: "SingletonScope").description
+        == "built a in SingletonScope")
     #expect(
       PodEvent.discarded(provider: "a", scope: "S", reason: .scopeCleared).description
         == "discarded a in S (scopeCleared)")

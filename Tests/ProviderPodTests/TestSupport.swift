@@ -7,7 +7,12 @@ final class Counter: Sendable {
 
   /// Adds one and returns the new count.
   @discardableResult
-  func next() -> Int { count.withLock { $0 += 1; return $0 } }
+  func next() -> Int {
+    count.withLock {
+      $0 += 1
+      return $0
+    }
+  }
 
   var value: Int { count.withLock { $0 } }
 }
@@ -49,7 +54,12 @@ final class EventRecorder: PodObserver {
   var events: [PodEvent] { recorded.withLock { $0 } }
 
   /// Returns the events so far and forgets them.
-  func take() -> [PodEvent] { recorded.withLock { events in defer { events = [] }; return events } }
+  func take() -> [PodEvent] {
+    recorded.withLock { events in
+      defer { events = [] }
+      return events
+    }
+  }
 }
 
 struct FlowScope: ProviderScope {
