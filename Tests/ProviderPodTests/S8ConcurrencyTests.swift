@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import ProviderPod
-import Synchronization
 import Testing
 
 /// Starts `body` on a new thread of its own (not a pool thread, so blocking it never starves
@@ -38,12 +37,12 @@ private func waitOrFail(_ semaphore: DispatchSemaphore, _ what: Comment) -> Bool
 /// A barrier for a fixed number of threads, reusable across rounds. Each round has its own
 /// semaphore, so a fast thread arriving at the next round cannot take a slow one's wake-up.
 private final class Barrier: Sendable {
-  private let state: Mutex<(waiting: Int, gate: DispatchSemaphore)>
+  private let state: Shared<(waiting: Int, gate: DispatchSemaphore)>
   private let count: Int
 
   init(_ count: Int) {
     self.count = count
-    state = Mutex((0, DispatchSemaphore(value: 0)))
+    state = Shared((0, DispatchSemaphore(value: 0)))
   }
 
   func arrive() {
@@ -83,8 +82,8 @@ struct S8ConcurrencyTests {
     let heldWeak = pod.resolve(weak)  // keeps the weak instance alive throughout
     let barrier = Barrier(Self.threads)
     let rounds = 40
-    let seen = Mutex<[[String: ObjectIdentifier]]>(Array(repeating: [:], count: Self.threads))
-    let failedRounds = Mutex<[Int]>([])
+    let seen = Shared<[[String: ObjectIdentifier]]>(Array(repeating: [:], count: Self.threads))
+    let failedRounds = Shared<[Int]>([])
 
     onThreads(Self.threads) { thread in
       for round in 0..<rounds {
@@ -126,7 +125,7 @@ struct S8ConcurrencyTests {
     let untouched = instanceProvider("untouched", counter: untouchedCounter)
     let providers = [flow, step, fresh, single, weak]
     let pod = Pod()
-    let untouchedInstances = Mutex<Set<ObjectIdentifier>>([])
+    let untouchedInstances = Shared<Set<ObjectIdentifier>>([])
 
     onThreads(Self.threads) { thread in
       var random = SplitMix64(seed: UInt64(thread) &+ 1)
@@ -169,7 +168,7 @@ struct S8ConcurrencyTests {
     let otherHelper = instanceProvider("otherHelper")
     let outer = Provider(name: "outer") { pod in
       let done = DispatchSemaphore(value: 0)
-      let results = Mutex<[Instance]>([])
+      let results = Shared<[Instance]>([])
       startThread {
         // Through the builder's pod (recorded as a dependency) ...
         let viaView = pod.resolve(helper)
@@ -183,7 +182,7 @@ struct S8ConcurrencyTests {
     let root = Provider(name: "root") { _ in
       // ... and through the pod itself, from a plain thread.
       let done = DispatchSemaphore(value: 0)
-      let result = Mutex<Instance?>(nil)
+      let result = Shared<Instance?>(nil)
       startThread {
         let value = pod.resolve(otherHelper)
         result.withLock { $0 = value }
@@ -216,7 +215,7 @@ struct S8ConcurrencyTests {
     let pod = Pod()
     let cachedInstance = pod.resolve(cached)
     let finished = DispatchSemaphore(value: 0)
-    let slowResult = Mutex<Bool?>(nil)
+    let slowResult = Shared<Bool?>(nil)
     startThread {
       let value = pod.resolve(slow)
       slowResult.withLock { $0 = value }
@@ -242,7 +241,7 @@ struct S8ConcurrencyTests {
       return Instance("slow", serial: counter.next())
     }
     let pod = Pod()
-    let results = Mutex<[ObjectIdentifier]>([])
+    let results = Shared<[ObjectIdentifier]>([])
     let group = DispatchGroup()
     group.enter()
     startThread {
@@ -280,7 +279,7 @@ struct S8ConcurrencyTests {
     }
     let dependent = instanceProvider("dependent", dependencies: [gated])
     let pod = Pod()
-    let racing = Mutex<Instance?>(nil)
+    let racing = Shared<Instance?>(nil)
     let finished = DispatchSemaphore(value: 0)
     startThread {
       let value = pod.resolve(dependent)

@@ -32,7 +32,7 @@ final class SignUpModel {
 }
 
 let formStateProvider = Provider(scope: StepScope()) { _ in FormState() }
-let analyticsProvider = Provider<any Analytics> { _ in ConsoleAnalytics() }
+let appAnalyticsProvider = Provider<any Analytics> { _ in ConsoleAnalytics() }
 let idFactoryProvider = Provider<() -> Int> { _ in
   var next = 0
   return {
@@ -44,7 +44,7 @@ let sendableClosureProvider = Provider<@Sendable (Int) -> Int> { _ in { $0 * 2 }
 let signUpModelProvider = Provider(scope: StepScope()) { pod in
   SignUpModel(
     form: pod.resolve(formStateProvider),
-    analytics: pod.resolve(analyticsProvider),
+    analytics: pod.resolve(appAnalyticsProvider),
     makeID: pod.resolve(idFactoryProvider))
 }
 
@@ -70,7 +70,7 @@ struct StrictConcurrencyDeclarationTests {
     let form = FormState()
     form.email = "preset"
     let pod = Pod(overrides: [
-      analyticsProvider.override { _ in FakeAnalytics() },
+      appAnalyticsProvider.override { _ in FakeAnalytics() },
       formStateProvider.override(withValue: form),
     ])
     #expect(pod.resolve(signUpModelProvider).analytics.track("x") == "fake x")

@@ -1,9 +1,9 @@
+import Foundation
 import ProviderPod
-import Synchronization
 
 /// Counts calls from any thread.
 final class Counter: Sendable {
-  private let count = Mutex(0)
+  private let count = Shared(0)
 
   /// Adds one and returns the new count.
   @discardableResult
@@ -45,7 +45,7 @@ func instanceProvider(
 
 /// Records every event a pod reports.
 final class EventRecorder: PodObserver {
-  private let recorded = Mutex<[PodEvent]>([])
+  private let recorded = Shared<[PodEvent]>([])
 
   func pod(_ pod: Pod, didReport event: PodEvent) {
     recorded.withLock { $0.append(event) }
@@ -78,4 +78,21 @@ struct CycleScopeA: ProviderScope {
 }
 struct CycleScopeB: ProviderScope {
   var children: [any ProviderScope] { [CycleScopeA(), SingletonScope()] }
+}
+
+/// A value shared between threads, behind an `NSLock`.
+///
+/// Not `Synchronization.Mutex`: on Linux it locks with futex calls the thread sanitizer does
+/// not see, so every access it guards is reported as a race.
+final class Shared<Value>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value: Value
+
+  init(_ value: Value) { self.value = value }
+
+  func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    return body(&value)
+  }
 }

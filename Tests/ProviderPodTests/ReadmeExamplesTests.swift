@@ -1,0 +1,148 @@
+import ProviderPod
+import Testing
+
+// The README's snippets, as they appear there, so they keep compiling and stay true.
+// Declarations are fileprivate so they cannot collide with other test files.
+
+// MARK: The 30-second tour
+
+private class HTTPClient {}
+private final class FakeHTTPClient: HTTPClient {}
+private final class API {
+  let client: HTTPClient
+  init(client: HTTPClient) { self.client = client }
+}
+
+private let httpClientProvider = Provider { _ in HTTPClient() }
+private let apiProvider = Provider { pod in API(client: pod.resolve(httpClientProvider)) }
+
+// MARK: Providers, scopes and the tree
+
+private struct Configuration: Equatable {
+  let host: String
+  static let production = Configuration(host: "api.example.com")
+  static let staging = Configuration(host: "staging.example.com")
+}
+
+private final class SignUpSession {
+  let configuration: Configuration
+  init(configuration: Configuration) { self.configuration = configuration }
+  static var empty: SignUpSession { SignUpSession(configuration: .staging) }
+}
+
+private struct SignUpFlowScope: ProviderScope {
+  var children: [any ProviderScope] { [EmailStepScope(), ProfileStepScope()] }
+}
+private struct EmailStepScope: ProviderScope {}
+private struct ProfileStepScope: ProviderScope {}
+
+private final class EmailForm {
+  let session: SignUpSession
+  init(session: SignUpSession) { self.session = session }
+}
+private final class SignUpAnalytics {
+  let session: SignUpSession
+  init(session: SignUpSession) { self.session = session }
+}
+private struct RequestID: Hashable {
+  let value: Int
+  nonisolated(unsafe) static var counter = 0
+  static func next() -> RequestID {
+    counter += 1
+    return RequestID(value: counter)
+  }
+}
+private final class ImageCache {}
+
+private let configurationProvider = Provider { _ in Configuration.production }
+private let sessionProvider = Provider(scope: SignUpFlowScope(), name: "sessionProvider") {
+  pod in
+  SignUpSession(configuration: pod.resolve(configurationProvider))
+}
+private let requestIDProvider = Provider(scope: AlwaysCreateNewScope()) { _ in
+  RequestID.next()
+}
+private let imageCacheProvider = Provider(scope: WeakScope()) { _ in ImageCache() }
+private let emailFormProvider = Provider(scope: EmailStepScope()) { pod in
+  EmailForm(session: pod.resolve(sessionProvider))
+}
+private let analyticsProvider = Provider { pod in
+  SignUpAnalytics(session: pod.resolve(sessionProvider))
+}
+
+private struct PrintingObserver: PodObserver {
+  func pod(_ pod: Pod, didReport event: PodEvent) { print(event) }
+}
+
+@Suite("README examples")
+@MainActor  // RequestID's counter is a plain static
+struct ReadmeExamplesTests {
+  @Test("the 30-second tour")
+  func tour() {
+    let pod = Pod()
+    let api = pod.resolve(apiProvider)
+    #expect(pod.resolve(apiProvider) === api)
+    #expect(!(api.client is FakeHTTPClient))
+
+    let testPod = Pod(overrides: [httpClientProvider.override { _ in FakeHTTPClient() }])
+    #expect(testPod.resolve(apiProvider).client is FakeHTTPClient)
+  }
+
+  @Test("scopes")
+  func scopes() {
+    let pod = Pod()
+    #expect(pod.resolve(requestIDProvider) != pod.resolve(requestIDProvider))
+    let cache = pod.resolve(imageCacheProvider)
+    #expect(pod.resolve(imageCacheProvider) === cache)
+  }
+
+  @Test("the scope tree")
+  func scopeTree() {
+    let pod = Pod()
+    let form = pod.resolve(emailFormProvider)
+    let session = pod.resolve(sessionProvider)
+    pod.clearCachedInstances(forScope: EmailStepScope())  // the email step only
+    #expect(pod.resolve(emailFormProvider) !== form)
+    #expect(pod.resolve(sessionProvider) === session)
+    let form2 = pod.resolve(emailFormProvider)
+    pod.clearCachedInstances(forScope: SignUpFlowScope())  // the flow and both steps
+    #expect(pod.resolve(sessionProvider) !== session)
+    #expect(pod.resolve(emailFormProvider) !== form2)
+  }
+
+  @Test("what was built from a discarded instance is discarded too")
+  func dependents() {
+    let pod = Pod()
+    let first = pod.resolve(analyticsProvider)
+    pod.clearCachedInstances(forScope: SignUpFlowScope())
+    let second = pod.resolve(analyticsProvider)
+    #expect(first !== second)
+    #expect(second.session === pod.resolve(sessionProvider))
+  }
+
+  @Test("overrides")
+  func overrides() {
+    let previewPod = Pod(overrides: [
+      httpClientProvider.override { _ in FakeHTTPClient() },
+      configurationProvider.override(withValue: .staging),
+    ])
+    #expect(previewPod.resolve(apiProvider).client is FakeHTTPClient)
+    #expect(previewPod.resolve(sessionProvider).configuration == .staging)
+
+    let pod = Pod()
+    pod.overrideProvider(httpClientProvider) { _ in FakeHTTPClient() }
+    pod.overrideProvider(configurationProvider, withValue: .staging)
+    pod.overrideProvider(sessionProvider, scope: AlwaysCreateNewScope()) { _ in .empty }
+    #expect(pod.resolve(apiProvider).client is FakeHTTPClient)
+    #expect(pod.resolve(sessionProvider) !== pod.resolve(sessionProvider))
+    pod.removeOverrideProvider(httpClientProvider)
+    #expect(!(pod.resolve(apiProvider).client is FakeHTTPClient))
+  }
+
+  @Test("observing the pod")
+  func observing() {
+    let observedPod = Pod(observer: PrintingObserver())
+    _ = observedPod.resolve(apiProvider)
+    #expect(observedPod.resolve(apiProvider) === observedPod.resolve(apiProvider))
+  }
+}
