@@ -186,6 +186,18 @@ public final class Pod: Sendable {
     report(events)
   }
 
+  // MARK: Introspection
+
+  /// The instances this pod has cached right now, and which was built from which.
+  ///
+  /// ```swift
+  /// print(pod.dependencyGraph())            // one line per instance
+  /// print(pod.dependencyGraph().mermaid())  // or .dot()
+  /// ```
+  public func dependencyGraph() -> DependencyGraph {
+    state.withLock { $0.dependencyGraph() }
+  }
+
   // MARK: Events
 
   private func report(_ events: [PodEvent]) {
