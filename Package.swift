@@ -8,14 +8,25 @@ let package = Package(
   ],
   targets: [
     .target(name: "ProviderPod"),
+    // The demo: its app model and command handling in a library the tests can reach,
+    // and a thin executable.
+    .target(
+      name: "SignUpDemo",
+      dependencies: ["ProviderPod"],
+      path: "ExampleCLI/SignUpDemo"
+    ),
     .executableTarget(
       name: "ExampleCLI",
-      dependencies: ["ProviderPod"],
-      path: "ExampleCLI"
+      dependencies: ["SignUpDemo"],
+      path: "ExampleCLI/Main"
     ),
     .testTarget(
       name: "ProviderPodTests",
       dependencies: ["ProviderPod"]
+    ),
+    .testTarget(
+      name: "SignUpDemoTests",
+      dependencies: ["SignUpDemo", "ProviderPod"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -1,3 +1,0 @@
-import ProviderPod
-
-print("ProviderPod demo: coming soon")
