@@ -87,9 +87,11 @@ enum ScriptedTour {
     write("")
     write(
       """
-      What happened: the singletons were built once and reused by both sign-ups; finishing
+      What happened: the singletons were built once and reused by both sign-ups. Finishing
       cleared the flow scope and, through the scope tree, both step scopes, so the second
-      sign-up got a fresh SignUpSession; the test pod had its own instances and its own fake.
+      sign-up started with an empty SignUpSession#2 and fresh screens, not Ada's leftovers:
+      one clear, and nothing stale survives. The test pod had its own instances and its own
+      fake, and removing the fake also discarded what had been built from it.
       Try it yourself: swift run ExampleCLI --interactive
       """)
     return ok

@@ -34,7 +34,8 @@ final class SignUpFlow {
     }
     let viewModel = pod.resolve(emailStepViewModelProvider)
     screen = .email
-    say("on \(screen.rawValue): \(viewModel), editing \(viewModel.session)")
+    let contents = viewModel.session.email.map { "holding \($0)" } ?? "empty"
+    say("on \(screen.rawValue): \(viewModel), editing \(viewModel.session) (\(contents))")
   }
 
   /// The user enters an email and continues.
