@@ -8,8 +8,8 @@ import Dispatch
 ///
 /// Mutable fields are guarded by the pod's lock.
 final class BuildFrame: @unchecked Sendable {
-  let key: ObjectIdentifier
-  let provider: any ProviderIdentity
+  let key: ProviderKey
+  let provider: ProviderInfo
   let parent: BuildFrame?
   let scope: ScopeInfo
   /// True for a single-flight build whose result the pod may cache (strong or weak scopes).
@@ -22,12 +22,12 @@ final class BuildFrame: @unchecked Sendable {
   /// Set when something this build used (or its own scope or override) was discarded while
   /// it ran: its result must not be cached (S8).
   var isInvalidated = false
-  var dependencies: [ObjectIdentifier: any ProviderIdentity] = [:]
+  var dependencies: [ProviderKey: ProviderInfo] = [:]
   /// Created by the first thread that waits for this build; left by the builder when done.
   var waiters: DispatchGroup?
 
   init(
-    key: ObjectIdentifier, provider: any ProviderIdentity, scope: ScopeInfo,
+    key: ProviderKey, provider: ProviderInfo, scope: ScopeInfo,
     caches: Bool, parent: BuildFrame?
   ) {
     self.key = key

@@ -2,29 +2,49 @@
 ///
 /// Immutable apart from `dependencies`, which is written once under the pod's lock.
 class CacheEntry: @unchecked Sendable {
-  let provider: any ProviderIdentity
+  let provider: ProviderInfo
   let scope: ScopeInfo
   /// False for `WeakEntry`; lets the hot path avoid a dynamic cast.
   let isStrong: Bool
   /// The providers this instance was built from (directly or through uncached providers):
   /// discarding any of them discards this instance (S4).
-  var dependencies: [ObjectIdentifier: any ProviderIdentity] = [:]
+  var dependencies: [ProviderKey: ProviderInfo] = [:]
 
-  init(provider: any ProviderIdentity, scope: ScopeInfo, isStrong: Bool) {
+  /// A `StrongEntry`'s value; nil for a `WeakEntry`.
+  let valueStorage: UnsafeMutableRawPointer?
+
+  init(provider: ProviderInfo, scope: ScopeInfo, storage: UnsafeMutableRawPointer?) {
     self.provider = provider
     self.scope = scope
-    self.isStrong = isStrong
+    self.isStrong = storage != nil
+    self.valueStorage = storage
+  }
+
+  /// The strong entry's value. The pod keys entries by provider, and a `Provider<Value>`'s
+  /// entries are always made from a `Value`, so the type always matches.
+  @inline(__always)
+  func value<Value>(as type: Value.Type) -> Value {
+    valueStorage.unsafelyUnwrapped.assumingMemoryBound(to: Value.self).pointee
   }
 }
 
-/// A cached value kept alive by the pod. Its type always matches the provider it is keyed
-/// by, which is what makes the unchecked downcast in `Pod.resolve` safe.
+/// A cached value kept alive by the pod.
+///
+/// The value lives behind a raw pointer held by the non-generic base class, so reading it
+/// needs only `Value`'s metadata, which the caller of `resolve` already has. Reading a stored
+/// `Value` field instead would make `StrongEntry<Value>`'s metadata be looked up at run time
+/// on every cached resolve.
 final class StrongEntry<Value>: CacheEntry, @unchecked Sendable {
-  let value: Value
+  init(value: Value, provider: ProviderInfo, scope: ScopeInfo) {
+    let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+    storage.initialize(to: value)
+    super.init(provider: provider, scope: scope, storage: UnsafeMutableRawPointer(storage))
+  }
 
-  init(value: Value, provider: any ProviderIdentity, scope: ScopeInfo) {
-    self.value = value
-    super.init(provider: provider, scope: scope, isStrong: true)
+  deinit {
+    let storage = valueStorage!.assumingMemoryBound(to: Value.self)
+    storage.deinitialize(count: 1)
+    storage.deallocate()
   }
 }
 
@@ -32,9 +52,9 @@ final class StrongEntry<Value>: CacheEntry, @unchecked Sendable {
 final class WeakEntry: CacheEntry, @unchecked Sendable {
   private(set) weak var object: AnyObject?
 
-  init(object: AnyObject, provider: any ProviderIdentity, scope: ScopeInfo) {
+  init(object: AnyObject, provider: ProviderInfo, scope: ScopeInfo) {
     self.object = object
-    super.init(provider: provider, scope: scope, isStrong: false)
+    super.init(provider: provider, scope: scope, storage: nil)
   }
 }
 

@@ -4,7 +4,7 @@ extension PodState {
   /// The report for resolving `key` from `caller`, if `key` is already being built in the
   /// caller's own chain.
   func cycleReport(
-    resolving key: ObjectIdentifier, provider: any ProviderIdentity, from caller: BuildFrame
+    resolving key: ProviderKey, provider: ProviderInfo, from caller: BuildFrame
   ) -> String? {
     var next: BuildFrame? = caller
     var found = false

@@ -148,7 +148,7 @@ extension String {
 extension PodState {
   /// The live cached instances and the edges between them.
   func dependencyGraph() -> DependencyGraph {
-    var nodes: [ObjectIdentifier: DependencyGraph.Node] = [:]
+    var nodes: [ProviderKey: DependencyGraph.Node] = [:]
     for (key, entry) in entries {
       if !entry.isStrong, unsafeDowncast(entry, to: WeakEntry.self).object == nil { continue }
       nodes[key] = DependencyGraph.Node(provider: entry.provider.name, scope: entry.scope.name)

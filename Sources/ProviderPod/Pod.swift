@@ -13,6 +13,8 @@
 public final class Pod: Sendable {
   let state: Locked<PodState>
   let observer: (any PodObserver)?
+  /// `observer != nil`, kept apart: testing the existential copies it on every resolve.
+  let isObserved: Bool
   /// The build this pod is a view for; nil for the pod itself.
   let frame: BuildFrame?
   /// For a view, the pod it stands for (what observers are told about).
@@ -35,6 +37,7 @@ public final class Pod: Sendable {
     }
     state = Locked(initial)
     self.observer = observer
+    isObserved = observer != nil
     frame = nil
     viewed = nil
     report(overrides.map { .overridden(provider: $0.record.provider.name) })
@@ -44,6 +47,7 @@ public final class Pod: Sendable {
   private init(viewing pod: Pod, frame: BuildFrame) {
     state = pod.state
     observer = pod.observer
+    isObserved = pod.isObserved
     self.frame = frame
     viewed = pod
   }
@@ -55,30 +59,33 @@ public final class Pod: Sendable {
   /// provider that needs itself, directly or through others, stops the program with the
   /// whole chain of providers (see <doc:Concurrency> for cycles across threads).
   public func resolve<Value>(_ provider: Provider<Value>) -> Value {
-    let key = ObjectIdentifier(provider)
-    if frame == nil, observer == nil,
-      let entry = state.withLock({ $0.entries[key] }), entry.isStrong
-    {
-      return unsafeDowncast(entry, to: StrongEntry<Value>.self).value
+    let info = provider.info
+    if frame == nil, !isObserved {
+      // The hot path: a cached instance and nothing else touched. Only non-generic types
+      // cross the lock: a `Value?` would have its metadata looked up on every call.
+      let key = info.key
+      if let entry = state.withLock({ $0.entries[key] }), entry.isStrong {
+        return entry.value(as: Value.self)
+      }
     }
-    return resolveSlowly(provider, key: key)
+    return resolveUncached(info, build: provider.build)
   }
 
-  private func resolveSlowly<Value>(_ provider: Provider<Value>, key: ObjectIdentifier) -> Value {
-    let reporting = observer != nil
+  private func resolveUncached<Value>(
+    _ info: ProviderInfo, build: @escaping @Sendable (Pod) -> Value
+  ) -> Value {
+    let reporting = isObserved
     while true {
       var events: [PodEvent] = []
       let step = state.withLock {
-        $0.step(
-          for: key, provider: provider, scope: provider.scopeInfo, from: frame,
-          reporting: reporting, events: &events)
+        $0.step(for: info, from: frame, reporting: reporting, events: &events)
       }
       switch step {
       case .cached(let entry):
-        report(events)
-        return unsafeDowncast(entry, to: StrongEntry<Value>.self).value
+        if reporting { report(events) }
+        return entry.value(as: Value.self)
       case .cachedObject(let object):
-        report(events)
+        if reporting { report(events) }
         // The entry was made from a `Value`, so the cast back cannot fail.
         return object.value as! Value
       case .cycle(let message):
@@ -87,33 +94,39 @@ public final class Pod: Sendable {
         group.wait()
         if let waitID { _ = state.withLock { $0.waits.removeValue(forKey: waitID) } }
       case .build(let buildFrame, let override):
-        return build(provider, in: buildFrame, override: override)
+        return self.build(info, build, in: buildFrame, override: override)
       }
     }
   }
 
   private func build<Value>(
-    _ provider: Provider<Value>, in buildFrame: BuildFrame, override: OverrideRecord?
+    _ info: ProviderInfo, _ build: @Sendable (Pod) -> Value, in buildFrame: BuildFrame,
+    override: OverrideRecord?
   ) -> Value {
-    let view = Pod(viewing: viewed ?? self, frame: buildFrame)
+    var view = Pod(viewing: viewed ?? self, frame: buildFrame)
     let value =
       if let override {
         unsafeDowncast(override, to: TypedOverride<Value>.self).build(view)
       } else {
-        provider.build(view)
+        build(view)
       }
+    let reporting = isObserved
+    if !buildFrame.caches, !reporting, isKnownUniquelyReferenced(&view) {
+      // Nothing outside this call holds the builder's view, so no thread can reach its
+      // frame again and the pod holds no record of it: there is nothing to update.
+      return value
+    }
     var entry: CacheEntry?
     if buildFrame.caches {
       if buildFrame.scope.kind != .weak {
-        entry = StrongEntry(value: value, provider: provider, scope: buildFrame.scope)
+        entry = StrongEntry(value: value, provider: info, scope: buildFrame.scope)
       } else if let object = classInstance(value) {
-        entry = WeakEntry(object: object, provider: provider, scope: buildFrame.scope)
+        entry = WeakEntry(object: object, provider: info, scope: buildFrame.scope)
       }
     }
     var events: [PodEvent] = []
     let waiters = state.withLock { [frame] in
-      $0.finish(
-        buildFrame, entry: entry, caller: frame, reporting: observer != nil, events: &events)
+      $0.finish(buildFrame, entry: entry, caller: frame, reporting: reporting, events: &events)
     }
     waiters?.leave()
     report(events)
@@ -155,7 +168,7 @@ public final class Pod: Sendable {
   /// everything built from it. Does nothing if the provider is not overridden in this pod.
   public func removeOverrideProvider<Value>(_ provider: Provider<Value>) {
     var events: [PodEvent] = []
-    state.withLock { $0.removeOverride(ObjectIdentifier(provider), events: &events) }
+    state.withLock { $0.removeOverride(provider.info.key, events: &events) }
     report(events)
   }
 

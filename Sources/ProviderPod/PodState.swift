@@ -2,14 +2,14 @@
 /// never calls user code.
 struct PodState {
   /// Cached instances by provider.
-  var entries: [ObjectIdentifier: CacheEntry] = [:]
+  var entries: [ProviderKey: CacheEntry] = [:]
   /// Single-flight builds in progress, by provider.
-  var building: [ObjectIdentifier: BuildFrame] = [:]
-  var overrides: [ObjectIdentifier: OverrideRecord] = [:]
+  var building: [ProviderKey: BuildFrame] = [:]
+  var overrides: [ProviderKey: OverrideRecord] = [:]
   /// For each provider, the cached (or in-flight) instances built from it.
-  var dependents: [ObjectIdentifier: Set<ObjectIdentifier>] = [:]
+  var dependents: [ProviderKey: Set<ProviderKey>] = [:]
   /// For each scope, the providers with an instance cached in it.
-  var scopeMembers: [ScopeKey: Set<ObjectIdentifier>] = [:]
+  var scopeMembers: [ScopeKey: Set<ProviderKey>] = [:]
   /// Threads blocked on another thread's build, from inside a build of their own.
   var waits: [Int: Wait] = [:]
   var nextWaitID = 0
@@ -24,13 +24,13 @@ struct PodState {
   /// Discards `key`'s instance (if any), invalidates its in-flight build (if any), and
   /// cascades to everything built from it (S4).
   mutating func discard(
-    _ key: ObjectIdentifier, reason: DiscardReason, events: inout [PodEvent]
+    _ key: ProviderKey, reason: DiscardReason, events: inout [PodEvent]
   ) {
     discard([key], reason: reason, events: &events)
   }
 
   mutating func discard(
-    _ keys: [ObjectIdentifier], reason: DiscardReason, events: inout [PodEvent]
+    _ keys: [ProviderKey], reason: DiscardReason, events: inout [PodEvent]
   ) {
     var pending = keys.map { ($0, reason) }
     var index = 0
@@ -51,20 +51,20 @@ struct PodState {
   }
 
   /// Removes an entry's bookkeeping (not its dependents: callers decide about those).
-  mutating func forget(_ entry: CacheEntry, key: ObjectIdentifier) {
+  mutating func forget(_ entry: CacheEntry, key: ProviderKey) {
     removeMember(key, of: entry.scope.key)
     for dependency in entry.dependencies.keys {
       removeDependent(key, of: dependency)
     }
   }
 
-  mutating func removeDependent(_ dependent: ObjectIdentifier, of key: ObjectIdentifier) {
+  mutating func removeDependent(_ dependent: ProviderKey, of key: ProviderKey) {
     guard var set = dependents[key] else { return }
     set.remove(dependent)
     dependents[key] = set.isEmpty ? nil : set
   }
 
-  private mutating func removeMember(_ key: ObjectIdentifier, of scope: ScopeKey) {
+  private mutating func removeMember(_ key: ProviderKey, of scope: ScopeKey) {
     guard var set = scopeMembers[scope] else { return }
     set.remove(key)
     scopeMembers[scope] = set.isEmpty ? nil : set
@@ -79,7 +79,7 @@ struct PodState {
     for frame in building.values where keys.contains(frame.scope.key) {
       frame.isInvalidated = true
     }
-    var members: [ObjectIdentifier] = []
+    var members: [ProviderKey] = []
     for scope in scopes {
       members.append(contentsOf: scopeMembers[scope.key] ?? [])
     }
@@ -93,7 +93,7 @@ struct PodState {
   }
 
   mutating func removeOverride(
-    _ key: ObjectIdentifier, events: inout [PodEvent]
+    _ key: ProviderKey, events: inout [PodEvent]
   ) {
     guard let record = overrides.removeValue(forKey: key) else { return }
     events.append(.overridden(provider: record.provider.name))
@@ -104,7 +104,7 @@ struct PodState {
 
   /// Records that whatever `caller` is building depends on `key`.
   mutating func recordDependency(
-    on key: ObjectIdentifier, provider: any ProviderIdentity, from caller: BuildFrame?
+    on key: ProviderKey, provider: ProviderInfo, from caller: BuildFrame?
   ) {
     guard let owner = caller?.owner else { return }
     owner.dependencies[key] = provider

@@ -14,15 +14,14 @@
 /// Each provider is its own dependency: two providers with the same type and the same
 /// builder have separate caches.
 public final class Provider<Value>: Sendable {
+  let info: ProviderInfo
+  let build: @Sendable (Pod) -> Value
+
   /// The name used in events and cycle reports: the one given to the initializer, or the
   /// value type and where the provider was declared, such as `Session (SignUp.swift:12)`.
-  public let name: String
+  public var name: String { info.name }
   /// The scope the pod caches this provider's instances in, unless an override names another.
-  public let scope: any ProviderScope
-
-  let scopeInfo: ScopeInfo
-  let build: @Sendable (Pod) -> Value
-  let cycleLabel: String
+  public var scope: any ProviderScope { info.scope.scope }
 
   /// Creates a provider.
   ///
@@ -43,10 +42,10 @@ public final class Provider<Value>: Sendable {
   ) {
     let fileName = fileID.split(separator: "/").last.map(String.init) ?? fileID
     let location = "\(fileName):\(line)"
-    self.name = name ?? "\(Value.self) (\(location))"
-    self.cycleLabel = name.map { "\($0) (\(location))" } ?? self.name
-    self.scope = scope
-    self.scopeInfo = ScopeInfo(scope)
+    let resolvedName = name ?? "\(Value.self) (\(location))"
+    self.info = ProviderInfo(
+      name: resolvedName, cycleLabel: name.map { "\($0) (\(location))" } ?? resolvedName,
+      scope: ScopeInfo(scope))
     self.build = build
   }
 
@@ -79,12 +78,3 @@ extension Provider: CustomStringConvertible {
   /// The provider's ``name``.
   public var description: String { name }
 }
-
-/// What the pod needs to know about any provider, whatever its value type.
-protocol ProviderIdentity: AnyObject, Sendable {
-  var name: String { get }
-  /// The name with where the provider was declared, for cycle reports.
-  var cycleLabel: String { get }
-}
-
-extension Provider: ProviderIdentity {}

@@ -22,11 +22,11 @@ extension ProviderOverride: CustomStringConvertible {
 
 /// An installed override, whatever its value type. Immutable.
 class OverrideRecord: @unchecked Sendable {
-  let providerKey: ObjectIdentifier
-  let provider: any ProviderIdentity
+  let providerKey: ProviderKey
+  let provider: ProviderInfo
   let scope: ScopeInfo
 
-  init(providerKey: ObjectIdentifier, provider: any ProviderIdentity, scope: ScopeInfo) {
+  init(providerKey: ProviderKey, provider: ProviderInfo, scope: ScopeInfo) {
     self.providerKey = providerKey
     self.provider = provider
     self.scope = scope
@@ -44,8 +44,8 @@ final class TypedOverride<Value>: OverrideRecord, @unchecked Sendable {
   ) {
     self.build = build
     super.init(
-      providerKey: ObjectIdentifier(provider), provider: provider,
-      scope: scope.map(ScopeInfo.init) ?? provider.scopeInfo)
+      providerKey: provider.info.key, provider: provider.info,
+      scope: scope.map(ScopeInfo.init) ?? provider.info.scope)
   }
 
   convenience init(provider: Provider<Value>, value: Value) {

@@ -55,8 +55,9 @@ public struct WeakScope: ProviderScope {
   public init() {}
 }
 
-/// How the pod treats a scope, worked out once per provider or override.
-struct ScopeInfo: Sendable {
+/// How the pod treats a scope, worked out once per provider or override. A class, so frames
+/// and entries share it with one reference count instead of copying its fields.
+final class ScopeInfo: Sendable {
   enum Kind: Sendable { case alwaysCreateNew, singleton, weak, custom }
 
   let scope: any ProviderScope

@@ -14,9 +14,10 @@ extension PodState {
   /// Looks `key` up, and either returns the cached instance, joins the build in progress,
   /// or starts a build (single flight for caching scopes, S8).
   mutating func step(
-    for key: ObjectIdentifier, provider: any ProviderIdentity, scope providerScope: ScopeInfo,
-    from caller: BuildFrame?, reporting: Bool, events: inout [PodEvent]
+    for provider: ProviderInfo, from caller: BuildFrame?, reporting: Bool,
+    events: inout [PodEvent]
   ) -> ResolveStep {
+    let key = provider.key
     let caller = caller?.isActive == true ? caller : nil
     if let caller, let report = cycleReport(resolving: key, provider: provider, from: caller) {
       return .cycle(report)
@@ -37,7 +38,7 @@ extension PodState {
       forget(entry, key: key)
     }
     let override = overrides[key]
-    let scope = override?.scope ?? providerScope
+    let scope = override?.scope ?? provider.scope
     if scope.kind == .alwaysCreateNew {
       // Nothing is cached, so the caller's instance depends on this provider directly, and
       // on whatever this build resolves.

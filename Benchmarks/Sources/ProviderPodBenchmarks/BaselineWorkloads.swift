@@ -1,0 +1,116 @@
+import Synchronization
+
+/// `lazy var`: the cheapest cached access Swift has (not thread-safe).
+struct LazyVarWorkloads: Workloads {
+  let name = "lazy var"
+
+  final class Holder {
+    lazy var service = Service()
+    lazy var chainEnd: L9 = L9(L8(L7(L6(L5(L4(L3(L2(L1(ChainRoot())))))))))
+  }
+
+  func cachedSingleton(_ effort: Effort) -> Double? {
+    let holder = Holder()
+    return measure(effort, operations: 2_000_000) { count in
+      for _ in 0..<count { consume(holder.service) }
+    }
+  }
+
+  func cachedChain(_ effort: Effort) -> Double? {
+    let holder = Holder()
+    return measure(effort, operations: 2_000_000) { count in
+      for _ in 0..<count { consume(holder.chainEnd) }
+    }
+  }
+}
+
+/// Calling the initializers directly: the floor for always-new.
+struct InitializerWorkloads: Workloads {
+  let name = "initializer"
+
+  func alwaysNew(_ effort: Effort) -> Double? {
+    measure(effort, operations: 1_000_000) { count in
+      for _ in 0..<count { consume(Service()) }
+    }
+  }
+
+  func newChain(_ effort: Effort) -> Double? {
+    measure(effort, operations: 100_000) { count in
+      for _ in 0..<count { consume(L9(L8(L7(L6(L5(L4(L3(L2(L1(ChainRoot())))))))))) }
+    }
+  }
+}
+
+/// A minimal container: a `Mutex<[ObjectIdentifier: Any]>` of instances.
+final class MutexContainer: Sendable {
+  private let instances = Mutex<[ObjectIdentifier: UncheckedBox<Any>]>([:])
+
+  func resolve<Value>(_ key: ObjectIdentifier, _ make: () -> Value) -> Value {
+    if let cached = instances.withLock({ $0[key] }) { return cached.value as! Value }
+    let value = make()
+    instances.withLock { $0[key] = UncheckedBox(value) }
+    return value
+  }
+}
+
+/// Distinct keys for the mutex container.
+final class Key: Sendable {}
+
+struct MutexDictionaryWorkloads: Workloads {
+  let name = "Mutex dictionary"
+
+  func cachedSingleton(_ effort: Effort) -> Double? {
+    let container = MutexContainer()
+    let key = ObjectIdentifier(Key.self)
+    _ = container.resolve(key) { Service() }
+    return measure(effort, operations: 2_000_000) { count in
+      for _ in 0..<count { consume(container.resolve(key) { Service() }) }
+    }
+  }
+
+  func cachedChain(_ effort: Effort) -> Double? {
+    let container = MutexContainer()
+    let key = ObjectIdentifier(L9.self)
+    _ = container.resolve(key) { L9(L8(L7(L6(L5(L4(L3(L2(L1(ChainRoot()))))))))) }
+    return measure(effort, operations: 2_000_000) { count in
+      for _ in 0..<count { consume(container.resolve(key) { L9(L8(L7(L6(L5(L4(L3(L2(L1(ChainRoot()))))))))) }) }
+    }
+  }
+
+  func cachedSingletonTwoThreads(_ effort: Effort) -> Double? {
+    let container = MutexContainer()
+    let key = ObjectIdentifier(Key.self)
+    _ = container.resolve(key) { Service() }
+    return measureConcurrently(effort, threads: 2, operations: 2_000_000) { count in
+      var total = 0
+      for _ in 0..<count { total &+= container.resolve(key) { Service() }.value }
+      return total
+    }
+  }
+
+  func newContainerWith100(_ effort: Effort) -> Double? {
+    let keyObjects = (0..<100).map { _ in Key() }  // alive, so their identifiers stay distinct
+    let keys = keyObjects.map(ObjectIdentifier.init)
+    let rootKey = ObjectIdentifier(Root100.self)
+    defer { withExtendedLifetime(keyObjects) {} }
+    return measure(effort, operations: 5_000) { count in
+      for _ in 0..<count {
+        let container = MutexContainer()
+        consume(
+          container.resolve(rootKey) {
+            Root100(keys.enumerated().map { index, key in container.resolve(key) { Service(value: index) } })
+          })
+      }
+    }
+  }
+
+  func storeNth(_ effort: Effort, distinct: Int) -> Double? {
+    let keyObjects = (0..<distinct).map { _ in Key() }
+    let keys = keyObjects.map(ObjectIdentifier.init)
+    return measureFreshContainers(effort, distinct: distinct) {
+      let container = MutexContainer()
+      for (index, key) in keys.enumerated() { consume(container.resolve(key) { Service(value: index) }) }
+      withExtendedLifetime(keyObjects) {}
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/// The small final class every workload builds.
+final class Service: @unchecked Sendable {
+  let value: Int
+  init(value: Int = 1) { self.value = value }
+}
+
+/// The start of a chain; each link holds the previous one.
+final class ChainRoot: @unchecked Sendable {}
+final class Link<Previous>: @unchecked Sendable {
+  let previous: Previous
+  init(_ previous: Previous) { self.previous = previous }
+}
+
+// A chain of 10: the root and nine links, each a distinct type.
+typealias L1 = Link<ChainRoot>
+typealias L2 = Link<L1>
+typealias L3 = Link<L2>
+typealias L4 = Link<L3>
+typealias L5 = Link<L4>
+typealias L6 = Link<L5>
+typealias L7 = Link<L6>
+typealias L8 = Link<L7>
+typealias L9 = Link<L8>
+
+/// What the root of workload 6 builds from its 100 dependencies.
+final class Root100: @unchecked Sendable {
+  let services: [Service]
+  init(_ services: [Service]) { self.services = services }
+}

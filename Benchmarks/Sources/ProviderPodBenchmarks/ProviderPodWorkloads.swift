@@ -1,0 +1,87 @@
+import ProviderPod
+
+private let service = Provider { _ in Service() }
+private let newService = Provider(scope: AlwaysCreateNewScope()) { _ in Service() }
+
+private let newRoot = Provider(scope: AlwaysCreateNewScope()) { _ in ChainRoot() }
+private let new1 = Provider(scope: AlwaysCreateNewScope()) { pod in L1(pod.resolve(newRoot)) }
+private let new2 = Provider(scope: AlwaysCreateNewScope()) { pod in L2(pod.resolve(new1)) }
+private let new3 = Provider(scope: AlwaysCreateNewScope()) { pod in L3(pod.resolve(new2)) }
+private let new4 = Provider(scope: AlwaysCreateNewScope()) { pod in L4(pod.resolve(new3)) }
+private let new5 = Provider(scope: AlwaysCreateNewScope()) { pod in L5(pod.resolve(new4)) }
+private let new6 = Provider(scope: AlwaysCreateNewScope()) { pod in L6(pod.resolve(new5)) }
+private let new7 = Provider(scope: AlwaysCreateNewScope()) { pod in L7(pod.resolve(new6)) }
+private let new8 = Provider(scope: AlwaysCreateNewScope()) { pod in L8(pod.resolve(new7)) }
+private let new9 = Provider(scope: AlwaysCreateNewScope()) { pod in L9(pod.resolve(new8)) }
+
+private let cachedRoot = Provider { _ in ChainRoot() }
+private let cached1 = Provider { pod in L1(pod.resolve(cachedRoot)) }
+private let cached2 = Provider { pod in L2(pod.resolve(cached1)) }
+private let cached3 = Provider { pod in L3(pod.resolve(cached2)) }
+private let cached4 = Provider { pod in L4(pod.resolve(cached3)) }
+private let cached5 = Provider { pod in L5(pod.resolve(cached4)) }
+private let cached6 = Provider { pod in L6(pod.resolve(cached5)) }
+private let cached7 = Provider { pod in L7(pod.resolve(cached6)) }
+private let cached8 = Provider { pod in L8(pod.resolve(cached7)) }
+private let cached9 = Provider { pod in L9(pod.resolve(cached8)) }
+
+private let hundred = (0..<100).map { index in Provider { _ in Service(value: index) } }
+private let root100 = Provider { pod in Root100(hundred.map { pod.resolve($0) }) }
+
+struct ProviderPodWorkloads: Workloads {
+  let name = "ProviderPod"
+
+  func cachedSingleton(_ effort: Effort) -> Double? {
+    let pod = Pod()
+    _ = pod.resolve(service)
+    return measure(effort, operations: 2_000_000) { count in
+      for _ in 0..<count { consume(pod.resolve(service)) }
+    }
+  }
+
+  func alwaysNew(_ effort: Effort) -> Double? {
+    let pod = Pod()
+    return measure(effort, operations: 1_000_000) { count in
+      for _ in 0..<count { consume(pod.resolve(newService)) }
+    }
+  }
+
+  func newChain(_ effort: Effort) -> Double? {
+    let pod = Pod()
+    return measure(effort, operations: 100_000) { count in
+      for _ in 0..<count { consume(pod.resolve(new9)) }
+    }
+  }
+
+  func cachedChain(_ effort: Effort) -> Double? {
+    let pod = Pod()
+    _ = pod.resolve(cached9)
+    return measure(effort, operations: 2_000_000) { count in
+      for _ in 0..<count { consume(pod.resolve(cached9)) }
+    }
+  }
+
+  func cachedSingletonTwoThreads(_ effort: Effort) -> Double? {
+    let pod = Pod()
+    _ = pod.resolve(service)
+    return measureConcurrently(effort, threads: 2, operations: 2_000_000) { count in
+      var total = 0
+      for _ in 0..<count { total &+= pod.resolve(service).value }
+      return total
+    }
+  }
+
+  func newContainerWith100(_ effort: Effort) -> Double? {
+    measure(effort, operations: 5_000) { count in
+      for _ in 0..<count { consume(Pod().resolve(root100)) }
+    }
+  }
+
+  func storeNth(_ effort: Effort, distinct: Int) -> Double? {
+    let providers = (0..<distinct).map { index in Provider { _ in Service(value: index) } }
+    return measureFreshContainers(effort, distinct: distinct) {
+      let pod = Pod()
+      for provider in providers { consume(pod.resolve(provider)) }
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import Swinject
+
+struct SwinjectWorkloads: Workloads {
+  let name = "Swinject"
+
+  func cachedSingleton(_ effort: Effort) -> Double? {
+    let container = Container()
+    container.register(Service.self) { _ in Service() }.inObjectScope(.container)
+    _ = container.resolve(Service.self)
+    return measure(effort, operations: 200_000) { count in
+      for _ in 0..<count { consume(container.resolve(Service.self)!) }
+    }
+  }
+
+  func alwaysNew(_ effort: Effort) -> Double? {
+    let container = Container()
+    container.register(Service.self) { _ in Service() }.inObjectScope(.transient)
+    return measure(effort, operations: 200_000) { count in
+      for _ in 0..<count { consume(container.resolve(Service.self)!) }
+    }
+  }
+
+  private func chain(_ scope: ObjectScope) -> Container {
+    let container = Container()
+    container.register(ChainRoot.self) { _ in ChainRoot() }.inObjectScope(scope)
+    container.register(L1.self) { r in L1(r.resolve(ChainRoot.self)!) }.inObjectScope(scope)
+    container.register(L2.self) { r in L2(r.resolve(L1.self)!) }.inObjectScope(scope)
+    container.register(L3.self) { r in L3(r.resolve(L2.self)!) }.inObjectScope(scope)
+    container.register(L4.self) { r in L4(r.resolve(L3.self)!) }.inObjectScope(scope)
+    container.register(L5.self) { r in L5(r.resolve(L4.self)!) }.inObjectScope(scope)
+    container.register(L6.self) { r in L6(r.resolve(L5.self)!) }.inObjectScope(scope)
+    container.register(L7.self) { r in L7(r.resolve(L6.self)!) }.inObjectScope(scope)
+    container.register(L8.self) { r in L8(r.resolve(L7.self)!) }.inObjectScope(scope)
+    container.register(L9.self) { r in L9(r.resolve(L8.self)!) }.inObjectScope(scope)
+    return container
+  }
+
+  func newChain(_ effort: Effort) -> Double? {
+    let container = chain(.transient)
+    return measure(effort, operations: 20_000) { count in
+      for _ in 0..<count { consume(container.resolve(L9.self)!) }
+    }
+  }
+
+  func cachedChain(_ effort: Effort) -> Double? {
+    let container = chain(.container)
+    _ = container.resolve(L9.self)
+    return measure(effort, operations: 200_000) { count in
+      for _ in 0..<count { consume(container.resolve(L9.self)!) }
+    }
+  }
+
+  func cachedSingletonTwoThreads(_ effort: Effort) -> Double? {
+    let container = Container()
+    container.register(Service.self) { _ in Service() }.inObjectScope(.container)
+    // Swinject needs a synchronized resolver for use from several threads.
+    let resolver = UncheckedBox(container.synchronize())
+    _ = resolver.value.resolve(Service.self)
+    return measureConcurrently(effort, threads: 2, operations: 100_000) { count in
+      var total = 0
+      for _ in 0..<count { total &+= resolver.value.resolve(Service.self)!.value }
+      return total
+    }
+  }
+
+  func newContainerWith100(_ effort: Effort) -> Double? {
+    // A new container has to be registered before it can resolve: that is timed too.
+    measure(effort, operations: 500) { count in
+      for _ in 0..<count {
+        let container = Container()
+        for index in 0..<100 {
+          container.register(Service.self, name: "s\(index)") { _ in Service(value: index) }
+            .inObjectScope(.container)
+        }
+        container.register(Root100.self) { r in
+          Root100((0..<100).map { r.resolve(Service.self, name: "s\($0)")! })
+        }.inObjectScope(.container)
+        consume(container.resolve(Root100.self)!)
+      }
+    }
+  }
+
+  func storeNth(_ effort: Effort, distinct: Int) -> Double? {
+    let names = (0..<distinct).map { "s\($0)" }
+    // Registration is set up outside the timed part; only the first resolves are timed.
+    return measureFreshContainers(effort, distinct: distinct, prepare: {
+      let container = Container()
+      for (index, name) in names.enumerated() {
+        container.register(Service.self, name: name) { _ in Service(value: index) }
+          .inObjectScope(.container)
+      }
+      return container
+    }) { container in
+      for name in names { consume(container.resolve(Service.self, name: name)!) }
+    }
+  }
+}
+
+/// Swinject's resolvers are not marked Sendable; the synchronized one is thread-safe.
+struct UncheckedBox<Value>: @unchecked Sendable {
+  let value: Value
+  init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+/// The workloads of issue #4. A library returns nil where no fair mapping exists.
+protocol Workloads {
+  var name: String { get }
+  func cachedSingleton(_ effort: Effort) -> Double?
+  func alwaysNew(_ effort: Effort) -> Double?
+  func newChain(_ effort: Effort) -> Double?
+  func cachedChain(_ effort: Effort) -> Double?
+  func cachedSingletonTwoThreads(_ effort: Effort) -> Double?
+  func newContainerWith100(_ effort: Effort) -> Double?
+  func storeNth(_ effort: Effort, distinct: Int) -> Double?
+}
+
+extension Workloads {
+  func cachedSingleton(_ effort: Effort) -> Double? { nil }
+  func alwaysNew(_ effort: Effort) -> Double? { nil }
+  func newChain(_ effort: Effort) -> Double? { nil }
+  func cachedChain(_ effort: Effort) -> Double? { nil }
+  func cachedSingletonTwoThreads(_ effort: Effort) -> Double? { nil }
+  func newContainerWith100(_ effort: Effort) -> Double? { nil }
+  func storeNth(_ effort: Effort, distinct: Int) -> Double? { nil }
+}
+
+/// Nanoseconds per stored instance: fresh containers, each filled with `distinct` instances.
+func measureFreshContainers(_ effort: Effort, distinct: Int, _ body: () -> Void) -> Double {
+  measureFreshContainers(effort, distinct: distinct, prepare: { () }, { _ in body() })
+}
+
+func measureFreshContainers<Prepared>(
+  _ effort: Effort, distinct: Int, prepare: () -> Prepared, _ body: (Prepared) -> Void
+) -> Double {
+  let rounds = effort.iterations(max(1, 200_000 / distinct))
+  let clock = ContinuousClock()
+  var samples: [Double] = []
+  for repetition in 0..<(effort.warmups + effort.repetitions) {
+    var total = Duration.zero
+    for _ in 0..<rounds {
+      let prepared = prepare()
+      total += clock.measure { body(prepared) }
+    }
+    if repetition >= effort.warmups {
+      samples.append(nanoseconds(total) / Double(rounds * distinct))
+    }
+  }
+  return median(samples)
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+var effort = arguments.contains("--quick") ? Effort.quick : Effort.full
+if let scale = arguments.firstIndex(of: "--scale").flatMap({ index in
+  arguments.index(after: index) < arguments.endIndex ? Double(arguments[arguments.index(after: index)]) : nil
+}) {
+  effort.scale = scale
+}
+/// `--only 1,2,7` runs just those workloads, `--library ProviderPod` just one column (for profiling).
+func option(_ name: String) -> String? {
+  guard let index = arguments.firstIndex(of: name), arguments.index(after: index) < arguments.endIndex
+  else { return nil }
+  return arguments[arguments.index(after: index)]
+}
+let onlyWorkloads = option("--only").map { Set($0.split(separator: ",").compactMap { Int($0) }) }
+let onlyLibrary = option("--library")
+let libraries: [any Workloads] = [ProviderPodWorkloads(), SwinjectWorkloads(), SwiftDependenciesWorkloads()]
+let baselines: [any Workloads] = [LazyVarWorkloads(), InitializerWorkloads(), MutexDictionaryWorkloads()]
+
+struct Row {
+  let title: String
+  let run: (any Workloads) -> Double?
+}
+
+let rows: [Row] = [
+  Row(title: "1. cached singleton") { $0.cachedSingleton(effort) },
+  Row(title: "2. always-new small class") { $0.alwaysNew(effort) },
+  Row(title: "3. chain of 10 always-new") { $0.newChain(effort) },
+  Row(title: "4. chain of 10, all cached") { $0.cachedChain(effort) },
+  Row(title: "5. cached singleton, 2 threads (per thread)") { $0.cachedSingletonTwoThreads(effort) },
+  Row(title: "6. new container + root with 100 deps") { $0.newContainerWith100(effort) },
+  Row(title: "7. store n-th instance, n = 100") { $0.storeNth(effort, distinct: 100) },
+  Row(title: "7. store n-th instance, n = 1,000") { $0.storeNth(effort, distinct: 1_000) },
+  Row(title: "7. store n-th instance, n = 10,000") { $0.storeNth(effort, distinct: 10_000) },
+]
+
+func format(_ value: Double?) -> String {
+  guard let value else { return "n/a" }
+  return value >= 100 ? String(format: "%.0f", value) : String(format: "%.1f", value)
+}
+
+func ratio(_ numerator: Double?, _ denominator: Double?) -> String {
+  guard let numerator, let denominator, denominator > 0 else { return "" }
+  return String(format: "%.2fx", numerator / denominator)
+}
+
+func machine() -> String {
+  let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+  let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+    .map { String($0.split(separator: ":", maxSplits: 1)[1]).trimmingCharacters(in: .whitespaces) }
+  #if arch(x86_64)
+    let architecture = "x86_64"
+  #elseif arch(arm64)
+    let architecture = "arm64"
+  #else
+    let architecture = "unknown"
+  #endif
+  return "\(architecture), \(ProcessInfo.processInfo.activeProcessorCount) cores"
+    + (model.map { ", \($0)" } ?? "")
+}
+
+let all = libraries + baselines
+print("ProviderPod benchmarks: median ns per operation over \(effort.repetitions) repetitions")
+print("Machine: \(machine()); release build\(effort.scale < 1 ? "; QUICK RUN, not for comparison" : "")")
+print("")
+print("| workload | " + all.map(\.name).joined(separator: " | ") + " |")
+print("| --- |" + String(repeating: " ---: |", count: all.count))
+var results: [[Double?]] = []
+for row in rows {
+  let number = Int(row.title.prefix { $0 != "." }) ?? 0
+  if let onlyWorkloads, !onlyWorkloads.contains(number) {
+    results.append(all.map { _ in nil })
+    continue
+  }
+  let values = all.map { library in
+    onlyLibrary == nil || onlyLibrary == library.name ? row.run(library) : nil
+  }
+  results.append(values)
+  print("| \(row.title) | " + values.map(format).joined(separator: " | ") + " |")
+}
+print("")
+print("Ratios: each library against ProviderPod (above 1x: ProviderPod is faster), and ProviderPod")
+print("against each baseline (the budget: at most 1.0x the Mutex dictionary for cached resolves,")
+print("2x the initializer for always-new, 2x the Mutex dictionary for a new container).")
+print("")
+print("| workload | Swinject / PP | swift-deps / PP | PP / lazy var | PP / initializer | PP / Mutex dict |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+for (row, values) in zip(rows, results) {
+  let pp = values[0]
+  let cells = [
+    ratio(values[1], pp), ratio(values[2], pp), ratio(pp, values[3]), ratio(pp, values[4]),
+    ratio(pp, values[5]),
+  ]
+  print("| \(row.title) | " + cells.joined(separator: " | ") + " |")
+}
+if let first = results[6][0], let last = results[8][0] {
+  print("")
+  print("ProviderPod storage cost from n = 100 to n = 10,000: \(ratio(last, first)) (flat is 1x).")
+}
+if let one = results[0][0], let two = results[4][0] {
+  print("ProviderPod cached resolve on 2 threads vs 1: \(ratio(two, one)) per thread (budget: 2x).")
+}
+print("")
+print("(sink \(sink % 10))")

@@ -1,0 +1,38 @@
+/// What the pod knows of a provider, whatever its value type. Every `Provider` owns one, and
+/// the pod's tables hold it instead of the generic provider: `resolve` is generic and not
+/// specialised across modules, so touching `Provider<Value>` as an existential or a generic
+/// argument would look up its type metadata at run time on every call.
+final class ProviderInfo: Sendable {
+  let name: String
+  /// The name with where the provider was declared, for cycle reports.
+  let cycleLabel: String
+  let scope: ScopeInfo
+
+  var key: ProviderKey { ProviderKey(address: UInt(bitPattern: ObjectIdentifier(self))) }
+
+  init(name: String, cycleLabel: String, scope: ScopeInfo) {
+    self.name = name
+    self.cycleLabel = cycleLabel
+    self.scope = scope
+  }
+}
+
+/// A provider's identity in the pod's tables: the address of its `ProviderInfo`, which every
+/// table entry keeps alive, so an address is never reused while a table still holds it.
+struct ProviderKey: Hashable, Sendable {
+  let address: UInt
+
+  func hash(into hasher: inout Hasher) {
+    hasher.combine(address)
+  }
+
+  /// Dictionaries call this instead of running a full `Hasher`. The keys are object
+  /// addresses, not attacker-chosen input, so a multiplicative mix is enough; it costs a few
+  /// instructions where SipHash cost about 180 on every cached resolve.
+  func _rawHashValue(seed: Int) -> Int {
+    var mixed = UInt64(truncatingIfNeeded: address) ^ UInt64(truncatingIfNeeded: seed)
+    mixed = (mixed ^ (mixed >> 33)) &* 0xFF51_AFD7_ED55_8CCD
+    mixed = (mixed ^ (mixed >> 33)) &* 0xC4CE_B9FE_1A85_EC53
+    return Int(truncatingIfNeeded: mixed ^ (mixed >> 33))
+  }
+}
