@@ -4,9 +4,9 @@ extension PodState {
   /// The report for resolving `key` from `caller`, if `key` is already being built in the
   /// caller's own chain.
   func cycleReport(
-    resolving key: ProviderKey, provider: ProviderInfo, from caller: BuildFrame
+    resolving key: ProviderKey, provider: ProviderInfo, from caller: Pod
   ) -> String? {
-    var next: BuildFrame? = caller
+    var next: Pod? = caller
     var found = false
     while let frame = next, frame.isActive {
       if frame.key == key {
@@ -23,12 +23,12 @@ extension PodState {
 
   /// The report for `waiter` blocking on `target`, if `target` is itself (through other
   /// blocked builds) waiting for a build in the waiter's own chain: a deadlock.
-  func crossThreadCycleReport(waiter: BuildFrame, target: BuildFrame) -> String? {
+  func crossThreadCycleReport(waiter: Pod, target: Pod) -> String? {
     let mine = waiter.activeChain
     let mineIDs = Set(mine.map(ObjectIdentifier.init))
     // Breadth first over the builds `target` waits for, remembering how each was reached.
     var queue = [target]
-    var reachedBy: [ObjectIdentifier: (build: BuildFrame, wait: BuildFrame)] = [:]
+    var reachedBy: [ObjectIdentifier: (build: Pod, wait: Pod)] = [:]
     var seen: Set<ObjectIdentifier> = [ObjectIdentifier(target)]
     var index = 0
     while index < queue.count {
@@ -51,13 +51,13 @@ extension PodState {
   }
 
   private func crossThreadReport(
-    mine: [BuildFrame], target: BuildFrame, last: (build: BuildFrame, wait: BuildFrame),
-    closing: BuildFrame, reachedBy: [ObjectIdentifier: (build: BuildFrame, wait: BuildFrame)]
+    mine: [Pod], target: Pod, last: (build: Pod, wait: Pod),
+    closing: Pod, reachedBy: [ObjectIdentifier: (build: Pod, wait: Pod)]
   ) -> String {
     // Names from `closing` down to the waiter, then each blocked build down to the frame in
     // it that waits for the next, back to `closing`.
     var names = mine[...mine.firstIndex { $0 === closing }!].reversed().map(\.provider.cycleLabel)
-    var hops: [(build: BuildFrame, wait: BuildFrame)] = [last]
+    var hops: [(build: Pod, wait: Pod)] = [last]
     var current = last.build
     while current !== target, let hop = reachedBy[ObjectIdentifier(current)] {
       hops.append(hop)

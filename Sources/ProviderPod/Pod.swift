@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Resolves providers and caches their instances per scope.
 ///
 /// ```swift
@@ -10,15 +12,16 @@
 ///
 /// Builders receive the pod they are resolved in (strictly, a view of it that records what
 /// the builder resolves), so `pod.resolve(...)` inside a builder works exactly as outside.
-public final class Pod: Sendable {
-  let state: Locked<PodState>
-  let observer: (any PodObserver)?
-  /// `observer != nil`, kept apart: testing the existential copies it on every resolve.
-  let isObserved: Bool
-  /// The build this pod is a view for; nil for the pod itself.
-  let frame: BuildFrame?
-  /// For a view, the pod it stands for (what observers are told about).
-  private let viewed: Pod?
+public final class Pod: @unchecked Sendable {
+  // Sendable: `core` is immutable and thread-safe; every `var` below belongs to a view's
+  // frame and is only touched under the pod's lock.
+  let core: PodCore
+  /// False for the pod itself, true for a view handed to builders.
+  let isView: Bool
+
+  /// The frame of the build a view belongs to (see PodView.swift), behind a pointer: the
+  /// class's own stored `var`s would pay a dynamic exclusivity check on every access.
+  let frame: UnsafeMutablePointer<Frame>
 
   /// Creates a pod.
   ///
@@ -35,21 +38,34 @@ public final class Pod: Sendable {
     for override in overrides {
       initial.overrides[override.record.providerKey] = override.record
     }
-    state = Locked(initial)
-    self.observer = observer
-    isObserved = observer != nil
-    frame = nil
-    viewed = nil
+    core = PodCore(state: initial, observer: observer)
+    isView = false
+    frame = .allocate(capacity: 1)
+    frame.initialize(to: Frame())
+    core.root = self
     report(overrides.map { .overridden(provider: $0.record.provider.name) })
   }
 
-  /// A view of `pod` for one build.
-  private init(viewing pod: Pod, frame: BuildFrame) {
-    state = pod.state
-    observer = pod.observer
-    isObserved = pod.isObserved
-    self.frame = frame
-    viewed = pod
+  /// An idle view, for the pod's state to hand to builds.
+  init(view core: PodCore) {
+    self.core = core
+    isView = true
+    frame = .allocate(capacity: 1)
+    frame.initialize(to: Frame())
+  }
+
+  deinit {
+    defer {
+      frame.deinitialize(count: 1)
+      frame.deallocate()
+    }
+    // Idle views hold the core; the core's state holds them. Let them go with the pod.
+    if !isView {
+      core.state.withLock {
+        $0.isRootAlive = false
+        $0.spareViews = []
+      }
+    }
   }
 
   /// Returns the provider's instance: the cached one if its scope has one, otherwise a new
@@ -60,11 +76,11 @@ public final class Pod: Sendable {
   /// whole chain of providers (see <doc:Concurrency> for cycles across threads).
   public func resolve<Value>(_ provider: Provider<Value>) -> Value {
     let info = provider.info
-    if frame == nil, !isObserved {
+    if !isView, !core.isObserved, !info.isAlwaysNew {
       // The hot path: a cached instance and nothing else touched. Only non-generic types
       // cross the lock: a `Value?` would have its metadata looked up on every call.
       let key = info.key
-      if let entry = state.withLock({ $0.entries[key] }), entry.isStrong {
+      if let entry = core.state.withLock({ $0.entries[key] }), entry.isStrong {
         return entry.value(as: Value.self)
       }
     }
@@ -74,13 +90,14 @@ public final class Pod: Sendable {
   private func resolveUncached<Value>(
     _ info: ProviderInfo, build: @escaping @Sendable (Pod) -> Value
   ) -> Value {
-    let reporting = isObserved
+    let reporting = core.isObserved
+    let caller = isView ? self : nil
     while true {
       var events: [PodEvent] = []
-      let step = state.withLock {
-        $0.step(for: info, from: frame, reporting: reporting, events: &events)
+      let step = core.state.withLock {
+        $0.step(for: info, from: caller, core: core, reporting: reporting, events: &events)
       }
-      switch step {
+      switch consume step {
       case .cached(let entry):
         if reporting { report(events) }
         return entry.value(as: Value.self)
@@ -92,44 +109,40 @@ public final class Pod: Sendable {
         fatalError(message)
       case .wait(let group, let waitID):
         group.wait()
-        if let waitID { _ = state.withLock { $0.waits.removeValue(forKey: waitID) } }
-      case .build(let buildFrame, let override):
-        return self.build(info, build, in: buildFrame, override: override)
+        if let waitID { _ = core.state.withLock { $0.waits.removeValue(forKey: waitID) } }
+      case .build(let view, let override):
+        return run(info, build, in: view, override: override)
       }
     }
   }
 
-  private func build<Value>(
-    _ info: ProviderInfo, _ build: @Sendable (Pod) -> Value, in buildFrame: BuildFrame,
+  private func run<Value>(
+    _ info: ProviderInfo, _ build: @Sendable (Pod) -> Value, in view: consuming Pod,
     override: OverrideRecord?
   ) -> Value {
-    var view = Pod(viewing: viewed ?? self, frame: buildFrame)
+    var view = view
     let value =
       if let override {
         unsafeDowncast(override, to: TypedOverride<Value>.self).build(view)
       } else {
         build(view)
       }
-    let reporting = isObserved
-    if !buildFrame.caches, !reporting, isKnownUniquelyReferenced(&view) {
-      // Nothing outside this call holds the builder's view, so no thread can reach its
-      // frame again and the pod holds no record of it: there is nothing to update.
-      return value
-    }
     var entry: CacheEntry?
-    if buildFrame.caches {
-      if buildFrame.scope.kind != .weak {
-        entry = StrongEntry(value: value, provider: info, scope: buildFrame.scope)
+    if view.caches {
+      if view.scope.kind != .weak {
+        entry = StrongEntry(value: value, provider: info, scope: view.scope)
       } else if let object = classInstance(value) {
-        entry = WeakEntry(object: object, provider: info, scope: buildFrame.scope)
+        entry = WeakEntry(object: object, provider: info, scope: view.scope)
       }
     }
+    let reporting = core.isObserved
+    let caller = isView ? self : nil
     var events: [PodEvent] = []
-    let waiters = state.withLock { [frame] in
-      $0.finish(buildFrame, entry: entry, caller: frame, reporting: reporting, events: &events)
+    let waiters = core.state.withLock {
+      $0.finish(&view, entry: entry, caller: caller, reporting: reporting, events: &events)
     }
     waiters?.leave()
-    report(events)
+    if reporting { report(events) }
     return value
   }
 
@@ -168,13 +181,13 @@ public final class Pod: Sendable {
   /// everything built from it. Does nothing if the provider is not overridden in this pod.
   public func removeOverrideProvider<Value>(_ provider: Provider<Value>) {
     var events: [PodEvent] = []
-    state.withLock { $0.removeOverride(provider.info.key, events: &events) }
+    core.state.withLock { $0.removeOverride(provider.info.key, events: &events) }
     report(events)
   }
 
   private func install(_ record: OverrideRecord) {
     var events: [PodEvent] = []
-    state.withLock { $0.install(record, events: &events) }
+    core.state.withLock { $0.install(record, events: &events) }
     report(events)
   }
 
@@ -195,7 +208,7 @@ public final class Pod: Sendable {
     let scopes = ScopeInfo.clearableSubtree(of: scope)
     guard !scopes.isEmpty else { return }
     var events: [PodEvent] = []
-    state.withLock { $0.clear(scopes: scopes, events: &events) }
+    core.state.withLock { $0.clear(scopes: scopes, events: &events) }
     report(events)
   }
 
@@ -208,14 +221,15 @@ public final class Pod: Sendable {
   /// print(pod.dependencyGraph().mermaid())  // or .dot()
   /// ```
   public func dependencyGraph() -> DependencyGraph {
-    state.withLock { $0.dependencyGraph() }
+    core.state.withLock { $0.dependencyGraph() }
   }
 
   // MARK: Events
 
   private func report(_ events: [PodEvent]) {
-    guard let observer, !events.isEmpty else { return }
-    let pod = viewed ?? self
+    guard let observer = core.observer, !events.isEmpty else { return }
+    // Observers are told about the pod itself, not a builder's view of it.
+    let pod = isView ? (core.root ?? self) : self
     for event in events {
       observer.pod(pod, didReport: event)
     }

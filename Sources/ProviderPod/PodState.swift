@@ -4,19 +4,21 @@ struct PodState {
   /// Cached instances by provider.
   var entries: [ProviderKey: CacheEntry] = [:]
   /// Single-flight builds in progress, by provider.
-  var building: [ProviderKey: BuildFrame] = [:]
+  var building: [ProviderKey: Pod] = [:]
   var overrides: [ProviderKey: OverrideRecord] = [:]
-  /// For each provider, the cached (or in-flight) instances built from it.
-  var dependents: [ProviderKey: Set<ProviderKey>] = [:]
-  /// For each scope, the providers with an instance cached in it.
+  /// For each scope that can be cleared, the providers with an instance cached in it.
   var scopeMembers: [ScopeKey: Set<ProviderKey>] = [:]
   /// Threads blocked on another thread's build, from inside a build of their own.
   var waits: [Int: Wait] = [:]
   var nextWaitID = 0
+  /// Views no build uses any more, kept for reuse (see `PodView.swift`).
+  var spareViews: [Pod] = []
+  /// False once the pod itself is gone: views kept past that would keep its state alive.
+  var isRootAlive = true
 
   struct Wait {
-    let waiter: BuildFrame
-    let target: BuildFrame
+    let waiter: Pod
+    let target: Pod
   }
 
   // MARK: Discarding
@@ -33,6 +35,10 @@ struct PodState {
     _ keys: [ProviderKey], reason: DiscardReason, events: inout [PodEvent]
   ) {
     var pending = keys.map { ($0, reason) }
+    var seen = Set(keys)
+    // What was built from what is recorded on each instance, not kept in reverse: builds
+    // happen far more often than discards, so the reverse index is made here when needed.
+    var builtFrom: [ProviderKey: [ProviderKey]]?
     var index = 0
     // Breadth first, so events read from the cause outwards.
     while index < pending.count {
@@ -44,24 +50,28 @@ struct PodState {
         events.append(
           .discarded(provider: entry.provider.name, scope: entry.scope.name, reason: reason))
       }
-      if let builtFromIt = dependents.removeValue(forKey: key) {
-        pending.append(contentsOf: builtFromIt.map { ($0, .dependencyDiscarded) })
+      if builtFrom == nil { builtFrom = reverseDependencies() }
+      for dependent in builtFrom![key] ?? [] where seen.insert(dependent).inserted {
+        pending.append((dependent, .dependencyDiscarded))
       }
     }
   }
 
-  /// Removes an entry's bookkeeping (not its dependents: callers decide about those).
-  mutating func forget(_ entry: CacheEntry, key: ProviderKey) {
-    removeMember(key, of: entry.scope.key)
-    for dependency in entry.dependencies.keys {
-      removeDependent(key, of: dependency)
+  /// For each provider, the cached instances and in-flight builds made from it.
+  private func reverseDependencies() -> [ProviderKey: [ProviderKey]] {
+    var result: [ProviderKey: [ProviderKey]] = [:]
+    for (key, entry) in entries {
+      for dependency in entry.dependencies.keys { result[dependency, default: []].append(key) }
     }
+    for (key, frame) in building {
+      for dependency in frame.dependencies.keys { result[dependency, default: []].append(key) }
+    }
+    return result
   }
 
-  mutating func removeDependent(_ dependent: ProviderKey, of key: ProviderKey) {
-    guard var set = dependents[key] else { return }
-    set.remove(dependent)
-    dependents[key] = set.isEmpty ? nil : set
+  /// Removes an entry's bookkeeping.
+  mutating func forget(_ entry: CacheEntry, key: ProviderKey) {
+    if entry.scope.kind != .singleton { removeMember(key, of: entry.scope.key) }
   }
 
   private mutating func removeMember(_ key: ProviderKey, of scope: ScopeKey) {
@@ -104,11 +114,10 @@ struct PodState {
 
   /// Records that whatever `caller` is building depends on `key`.
   mutating func recordDependency(
-    on key: ProviderKey, provider: ProviderInfo, from caller: BuildFrame?
+    on key: ProviderKey, provider: ProviderInfo, from caller: Pod?
   ) {
     guard let owner = caller?.owner else { return }
     owner.dependencies[key] = provider
-    dependents[key, default: []].insert(owner.key)
   }
 
   /// Reports dependencies that will be cleared more often than the instance built from them.

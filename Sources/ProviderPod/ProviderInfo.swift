@@ -7,6 +7,9 @@ final class ProviderInfo: Sendable {
   /// The name with where the provider was declared, for cycle reports.
   let cycleLabel: String
   let scope: ScopeInfo
+  /// Whether the provider's own scope is `AlwaysCreateNewScope`: such a provider is cached
+  /// only when an override gives it another scope, so resolves skip the cache lookup.
+  let isAlwaysNew: Bool
 
   var key: ProviderKey { ProviderKey(address: UInt(bitPattern: ObjectIdentifier(self))) }
 
@@ -14,6 +17,7 @@ final class ProviderInfo: Sendable {
     self.name = name
     self.cycleLabel = cycleLabel
     self.scope = scope
+    self.isAlwaysNew = scope.kind == .alwaysCreateNew
   }
 }
 

@@ -6,15 +6,19 @@ enum ResolveStep: Sendable {
   case cachedObject(UncheckedSendable<AnyObject>)
   /// Another thread is building this instance: wait for it, then look again.
   case wait(DispatchGroup, waitID: Int?)
-  case build(BuildFrame, override: OverrideRecord?)
+  /// Run the builder with this view, the frame of the new build.
+  case build(Pod, override: OverrideRecord?)
   case cycle(String)
 }
 
 extension PodState {
-  /// Looks `key` up, and either returns the cached instance, joins the build in progress,
-  /// or starts a build (single flight for caching scopes, S8).
+  /// How many idle views a pod keeps for reuse: enough for deep chains of nested builds.
+  static let spareViewLimit = 64
+
+  /// Looks `provider` up, and either returns the cached instance, joins the build in
+  /// progress, or starts a build (single flight for caching scopes, S8).
   mutating func step(
-    for provider: ProviderInfo, from caller: BuildFrame?, reporting: Bool,
+    for provider: ProviderInfo, from caller: Pod?, core: PodCore, reporting: Bool,
     events: inout [PodEvent]
   ) -> ResolveStep {
     let key = provider.key
@@ -37,15 +41,15 @@ extension PodState {
       entries[key] = nil
       forget(entry, key: key)
     }
-    let override = overrides[key]
+    let override = overrides.isEmpty ? nil : overrides[key]
     let scope = override?.scope ?? provider.scope
     if scope.kind == .alwaysCreateNew {
       // Nothing is cached, so the caller's instance depends on this provider directly, and
       // on whatever this build resolves.
       recordDependency(on: key, provider: provider, from: caller)
-      let frame = BuildFrame(
-        key: key, provider: provider, scope: scope, caches: false, parent: caller)
-      return .build(frame, override: override)
+      let view = makeView(core: core)
+      view.begin(key: key, provider: provider, scope: scope, caches: false, parent: caller)
+      return .build(view, override: override)
     }
     if let running = building[key] {
       var waitID: Int?
@@ -63,47 +67,63 @@ extension PodState {
       running.waiters = group
       return .wait(group, waitID: waitID)
     }
-    let frame = BuildFrame(key: key, provider: provider, scope: scope, caches: true, parent: caller)
-    building[key] = frame
-    return .build(frame, override: override)
+    let view = makeView(core: core)
+    view.begin(key: key, provider: provider, scope: scope, caches: true, parent: caller)
+    building[key] = view
+    return .build(view, override: override)
+  }
+
+  /// Whether nothing but `view` reaches the view: no other strong reference, and no weak or
+  /// unowned one a builder might have kept (those would see it reused for another build).
+  private static func isUnshared(_ view: inout Pod) -> Bool {
+    // An object's unowned and weak counts are 1 while it has no such references.
+    isKnownUniquelyReferenced(&view) && _getUnownedRetainCount(view) == 1
+      && _getWeakRetainCount(view) <= 1
+  }
+
+  private mutating func makeView(core: PodCore) -> Pod {
+    spareViews.popLast() ?? Pod(view: core)
   }
 
   /// Records a finished build: caches its entry unless something it used changed while it
-  /// ran. Returns the waiters to release once the lock is dropped.
+  /// ran, and keeps the view for reuse if nothing else holds it. Returns the waiters to
+  /// release once the lock is dropped.
   mutating func finish(
-    _ frame: BuildFrame, entry: CacheEntry?, caller: BuildFrame?,
-    reporting: Bool, events: inout [PodEvent]
+    _ frame: inout Pod, entry: CacheEntry?, caller: Pod?, reporting: Bool,
+    events: inout [PodEvent]
   ) -> DispatchGroup? {
     frame.isActive = false
     let caller = caller?.isActive == true ? caller : nil
     if reporting { events.append(.built(provider: frame.provider.name, scope: frame.scope.name)) }
+    var waiters: DispatchGroup?
     // An uncached build recorded its dependencies on its owner as it went.
-    guard frame.caches else { return nil }
-    if building[frame.key] === frame { building[frame.key] = nil }
-    let waiters = frame.waiters
-    frame.waiters = nil
-    if frame.isInvalidated {
-      // Stale: hand the value to this caller only, and make sure nothing caches it inside.
-      for dependency in frame.dependencies.keys { removeDependent(frame.key, of: dependency) }
-      caller?.owner?.isInvalidated = true
-    } else if let entry {
-      entry.dependencies = frame.dependencies
-      entries[frame.key] = entry
-      scopeMembers[entry.scope.key, default: []].insert(frame.key)
-      if reporting { captiveDependencies(of: entry, events: &events) }
-      recordDependency(on: frame.key, provider: frame.provider, from: caller)
-    } else {
-      // A weak-scope value that is not an object is not cached: what it was built from now
-      // belongs to whoever asked for it.
-      let owner = caller?.owner
-      for (key, provider) in frame.dependencies {
-        removeDependent(frame.key, of: key)
-        if let owner {
-          owner.dependencies[key] = provider
-          dependents[key, default: []].insert(owner.key)
+    if frame.caches {
+      if building[frame.key] === frame { building[frame.key] = nil }
+      waiters = frame.waiters
+      if frame.isInvalidated {
+        // Stale: hand the value to this caller only, and make sure nothing caches it inside.
+        caller?.owner?.isInvalidated = true
+      } else if let entry {
+        entry.dependencies = frame.dependencies
+        entries[frame.key] = entry
+        // Singletons are never cleared, so they need no membership.
+        if entry.scope.kind != .singleton {
+          scopeMembers[entry.scope.key, default: []].insert(frame.key)
         }
+        if reporting { captiveDependencies(of: entry, events: &events) }
+        recordDependency(on: frame.key, provider: frame.provider, from: caller)
+      } else {
+        // A weak-scope value that is not an object is not cached: what it was built from now
+        // belongs to whoever asked for it.
+        if let owner = caller?.owner {
+          for (key, provider) in frame.dependencies { owner.dependencies[key] = provider }
+        }
+        recordDependency(on: frame.key, provider: frame.provider, from: caller)
       }
-      recordDependency(on: frame.key, provider: frame.provider, from: caller)
+    }
+    if isRootAlive, spareViews.count < Self.spareViewLimit, Self.isUnshared(&frame) {
+      frame.reset()
+      spareViews.append(frame)
     }
     return waiters
   }

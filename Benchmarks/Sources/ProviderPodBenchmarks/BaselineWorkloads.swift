@@ -73,7 +73,9 @@ struct MutexDictionaryWorkloads: Workloads {
     let key = ObjectIdentifier(L9.self)
     _ = container.resolve(key) { L9(L8(L7(L6(L5(L4(L3(L2(L1(ChainRoot()))))))))) }
     return measure(effort, operations: 2_000_000) { count in
-      for _ in 0..<count { consume(container.resolve(key) { L9(L8(L7(L6(L5(L4(L3(L2(L1(ChainRoot()))))))))) }) }
+      for _ in 0..<count {
+        consume(container.resolve(key) { L9(L8(L7(L6(L5(L4(L3(L2(L1(ChainRoot()))))))))) })
+      }
     }
   }
 
@@ -98,7 +100,9 @@ struct MutexDictionaryWorkloads: Workloads {
         let container = MutexContainer()
         consume(
           container.resolve(rootKey) {
-            Root100(keys.enumerated().map { index, key in container.resolve(key) { Service(value: index) } })
+            Root100(
+              keys.enumerated().map { index, key in container.resolve(key) { Service(value: index) }
+              })
           })
       }
     }
@@ -109,7 +113,9 @@ struct MutexDictionaryWorkloads: Workloads {
     let keys = keyObjects.map(ObjectIdentifier.init)
     return measureFreshContainers(effort, distinct: distinct) {
       let container = MutexContainer()
-      for (index, key) in keys.enumerated() { consume(container.resolve(key) { Service(value: index) }) }
+      for (index, key) in keys.enumerated() {
+        consume(container.resolve(key) { Service(value: index) })
+      }
       withExtendedLifetime(keyObjects) {}
     }
   }

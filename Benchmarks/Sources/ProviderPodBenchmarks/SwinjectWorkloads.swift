@@ -83,14 +83,17 @@ struct SwinjectWorkloads: Workloads {
   func storeNth(_ effort: Effort, distinct: Int) -> Double? {
     let names = (0..<distinct).map { "s\($0)" }
     // Registration is set up outside the timed part; only the first resolves are timed.
-    return measureFreshContainers(effort, distinct: distinct, prepare: {
-      let container = Container()
-      for (index, name) in names.enumerated() {
-        container.register(Service.self, name: name) { _ in Service(value: index) }
-          .inObjectScope(.container)
+    return measureFreshContainers(
+      effort, distinct: distinct,
+      prepare: {
+        let container = Container()
+        for (index, name) in names.enumerated() {
+          container.register(Service.self, name: name) { _ in Service(value: index) }
+            .inObjectScope(.container)
+        }
+        return container
       }
-      return container
-    }) { container in
+    ) { container in
       for name in names { consume(container.resolve(Service.self, name: name)!) }
     }
   }

@@ -49,20 +49,26 @@ func measureFreshContainers<Prepared>(
 let arguments = CommandLine.arguments.dropFirst()
 var effort = arguments.contains("--quick") ? Effort.quick : Effort.full
 if let scale = arguments.firstIndex(of: "--scale").flatMap({ index in
-  arguments.index(after: index) < arguments.endIndex ? Double(arguments[arguments.index(after: index)]) : nil
+  arguments.index(after: index) < arguments.endIndex
+    ? Double(arguments[arguments.index(after: index)]) : nil
 }) {
   effort.scale = scale
 }
 /// `--only 1,2,7` runs just those workloads, `--library ProviderPod` just one column (for profiling).
 func option(_ name: String) -> String? {
-  guard let index = arguments.firstIndex(of: name), arguments.index(after: index) < arguments.endIndex
+  guard let index = arguments.firstIndex(of: name),
+    arguments.index(after: index) < arguments.endIndex
   else { return nil }
   return arguments[arguments.index(after: index)]
 }
 let onlyWorkloads = option("--only").map { Set($0.split(separator: ",").compactMap { Int($0) }) }
 let onlyLibrary = option("--library")
-let libraries: [any Workloads] = [ProviderPodWorkloads(), SwinjectWorkloads(), SwiftDependenciesWorkloads()]
-let baselines: [any Workloads] = [LazyVarWorkloads(), InitializerWorkloads(), MutexDictionaryWorkloads()]
+let libraries: [any Workloads] = [
+  ProviderPodWorkloads(), SwinjectWorkloads(), SwiftDependenciesWorkloads(),
+]
+let baselines: [any Workloads] = [
+  LazyVarWorkloads(), InitializerWorkloads(), MutexDictionaryWorkloads(),
+]
 
 struct Row {
   let title: String
@@ -74,7 +80,9 @@ let rows: [Row] = [
   Row(title: "2. always-new small class") { $0.alwaysNew(effort) },
   Row(title: "3. chain of 10 always-new") { $0.newChain(effort) },
   Row(title: "4. chain of 10, all cached") { $0.cachedChain(effort) },
-  Row(title: "5. cached singleton, 2 threads (per thread)") { $0.cachedSingletonTwoThreads(effort) },
+  Row(title: "5. cached singleton, 2 threads (per thread)") {
+    $0.cachedSingletonTwoThreads(effort)
+  },
   Row(title: "6. new container + root with 100 deps") { $0.newContainerWith100(effort) },
   Row(title: "7. store n-th instance, n = 100") { $0.storeNth(effort, distinct: 100) },
   Row(title: "7. store n-th instance, n = 1,000") { $0.storeNth(effort, distinct: 1_000) },
@@ -108,7 +116,9 @@ func machine() -> String {
 
 let all = libraries + baselines
 print("ProviderPod benchmarks: median ns per operation over \(effort.repetitions) repetitions")
-print("Machine: \(machine()); release build\(effort.scale < 1 ? "; QUICK RUN, not for comparison" : "")")
+print(
+  "Machine: \(machine()); release build\(effort.scale < 1 ? "; QUICK RUN, not for comparison" : "")"
+)
 print("")
 print("| workload | " + all.map(\.name).joined(separator: " | ") + " |")
 print("| --- |" + String(repeating: " ---: |", count: all.count))
@@ -130,7 +140,9 @@ print("Ratios: each library against ProviderPod (above 1x: ProviderPod is faster
 print("against each baseline (the budget: at most 1.0x the Mutex dictionary for cached resolves,")
 print("2x the initializer for always-new, 2x the Mutex dictionary for a new container).")
 print("")
-print("| workload | Swinject / PP | swift-deps / PP | PP / lazy var | PP / initializer | PP / Mutex dict |")
+print(
+  "| workload | Swinject / PP | swift-deps / PP | PP / lazy var | PP / initializer | PP / Mutex dict |"
+)
 print("| --- | ---: | ---: | ---: | ---: | ---: |")
 for (row, values) in zip(rows, results) {
   let pp = values[0]

@@ -1,0 +1,62 @@
+import ProviderPod
+import Testing
+
+/// Weakly holds whatever a builder stores, so tests can see when it goes away.
+private final class WeakPodBox: @unchecked Sendable {
+  weak var pod: Pod?
+}
+
+/// Strongly holds a builder's pod, the way a service that resolves lazily would.
+private final class StrongPodBox: @unchecked Sendable {
+  var pod: Pod?
+}
+
+@Suite("Pod lifetime")
+struct PodLifetimeTests {
+  @Test("a pod is freed when the last reference goes, also after many builds")
+  func podIsFreed() {
+    weak var released: Pod?
+    do {
+      let pod = Pod()
+      let fresh = instanceProvider("fresh", scope: AlwaysCreateNewScope())
+      let cached = instanceProvider("cached", dependencies: [fresh])
+      for _ in 0..<10 { _ = pod.resolve(fresh) }
+      _ = pod.resolve(cached)
+      released = pod
+      #expect(released != nil)
+    }
+    #expect(released == nil)
+  }
+
+  @Test("a builder's pod held weakly is never handed to another build")
+  func weaklyHeldViewIsNotReused() {
+    let box = WeakPodBox()
+    let remembering = Provider(scope: AlwaysCreateNewScope(), name: "remembering") { pod in
+      box.pod = pod
+      return 1
+    }
+    let pod = Pod()
+    _ = pod.resolve(remembering)
+    // Nothing holds the view strongly, so it is gone rather than kept for reuse, where the
+    // weak reference would see it serve someone else's build.
+    #expect(box.pod == nil)
+  }
+
+  @Test("a builder's pod kept after the build behaves like the pod")
+  func keptViewActsLikeThePod() {
+    let box = StrongPodBox()
+    let target = instanceProvider("target", scope: StepScope())
+    let keeper = Provider(name: "keeper") { pod in
+      box.pod = pod
+      return 1
+    }
+    let pod = Pod()
+    _ = pod.resolve(keeper)
+    let kept = box.pod!
+    // Resolving through it later is not part of the keeper's build: no dependency, no cycle.
+    #expect(kept.resolve(target) === pod.resolve(target))
+    #expect(kept.resolve(keeper) == 1)
+    pod.clearCachedInstances(forScope: StepScope())
+    #expect(pod.resolve(keeper) == 1)  // still cached: it was not built from target
+  }
+}
