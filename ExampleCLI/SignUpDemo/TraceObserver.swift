@@ -42,8 +42,6 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
     case .captiveDependency(let holder, let holderScope, let dependency, let dependencyScope):
       return
         "    ! captive    \(labels(holder)) in \(holderScope) holds \(labels(dependency)) in \(dependencyScope)"
-    @unknown default:
-      return "    ? \(event)"
     }
   }
 }
@@ -54,7 +52,7 @@ extension DiscardReason {
     case .scopeCleared: "its scope was cleared"
     case .dependencyDiscarded: "it was built from a discarded instance"
     case .overrideChanged: "its override changed"
-    @unknown default: "\(self)"
+    case .providerCleared: "its provider was cleared"
     }
   }
 }

@@ -12,13 +12,22 @@ class CacheEntry: @unchecked Sendable {
 
   /// A `StrongEntry`'s value; nil for a `WeakEntry`.
   let valueStorage: UnsafeMutableRawPointer?
+  /// Whether `dispose()` runs a hook: the pod made this value and the provider has one.
+  let hasDisposal: Bool
 
-  init(provider: ProviderInfo, scope: ScopeInfo, storage: UnsafeMutableRawPointer?) {
+  init(
+    provider: ProviderInfo, scope: ScopeInfo, storage: UnsafeMutableRawPointer?,
+    hasDisposal: Bool
+  ) {
     self.provider = provider
     self.scope = scope
     self.isStrong = storage != nil
     self.valueStorage = storage
+    self.hasDisposal = hasDisposal
   }
+
+  /// Runs the provider's `onDiscard` hook on the value. Outside the pod's lock, once.
+  func dispose() {}
 
   /// The strong entry's value. The pod keys entries by provider, and a `Provider<Value>`'s
   /// entries are always made from a `Value`, so the type always matches.
@@ -35,10 +44,22 @@ class CacheEntry: @unchecked Sendable {
 /// `Value` field instead would make `StrongEntry<Value>`'s metadata be looked up at run time
 /// on every cached resolve.
 final class StrongEntry<Value>: CacheEntry, @unchecked Sendable {
-  init(value: Value, provider: ProviderInfo, scope: ScopeInfo) {
+  private let onDiscard: (@Sendable (Value) -> Void)?
+
+  init(
+    value: Value, provider: ProviderInfo, scope: ScopeInfo,
+    onDiscard: (@Sendable (Value) -> Void)?
+  ) {
     let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     storage.initialize(to: value)
-    super.init(provider: provider, scope: scope, storage: UnsafeMutableRawPointer(storage))
+    self.onDiscard = onDiscard
+    super.init(
+      provider: provider, scope: scope, storage: UnsafeMutableRawPointer(storage),
+      hasDisposal: onDiscard != nil)
+  }
+
+  override func dispose() {
+    onDiscard?(value(as: Value.self))
   }
 
   deinit {
@@ -54,7 +75,7 @@ final class WeakEntry: CacheEntry, @unchecked Sendable {
 
   init(object: AnyObject, provider: ProviderInfo, scope: ScopeInfo) {
     self.object = object
-    super.init(provider: provider, scope: scope, storage: nil)
+    super.init(provider: provider, scope: scope, storage: nil, hasDisposal: false)
   }
 }
 

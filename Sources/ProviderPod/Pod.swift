@@ -43,7 +43,7 @@ public final class Pod: @unchecked Sendable {
     frame = .allocate(capacity: 1)
     frame.initialize(to: Frame())
     core.root = self
-    report(overrides.map { .overridden(provider: $0.record.provider.name) })
+    report(overrides.map { .overridden(provider: $0.record.name) })
   }
 
   /// An idle view, for the pod's state to hand to builds.
@@ -59,13 +59,15 @@ public final class Pod: @unchecked Sendable {
       frame.deinitialize(count: 1)
       frame.deallocate()
     }
-    // Idle views hold the core; the core's state holds them. Let them go with the pod.
-    if !isView {
-      core.state.withLock {
-        $0.isRootAlive = false
-        $0.spareViews = []
-      }
+    guard !isView else { return }
+    // Idle views hold the core; the core's state holds them. Let them go with the pod, and
+    // dispose of what the pod built (no events: there is no pod left to report about).
+    let disposals = core.state.withLock {
+      $0.isRootAlive = false
+      $0.spareViews = []
+      return $0.discardAll()
     }
+    for entry in disposals { entry.dispose() }
   }
 
   /// Returns the provider's instance: the cached one if its scope has one, otherwise a new
@@ -84,12 +86,11 @@ public final class Pod: @unchecked Sendable {
         return entry.value(as: Value.self)
       }
     }
-    return resolveUncached(info, build: provider.build)
+    return resolveUncached(provider)
   }
 
-  private func resolveUncached<Value>(
-    _ info: ProviderInfo, build: @escaping @Sendable (Pod) -> Value
-  ) -> Value {
+  private func resolveUncached<Value>(_ provider: Provider<Value>) -> Value {
+    let info = provider.info
     let reporting = core.isObserved
     let caller = isView ? self : nil
     while true {
@@ -111,28 +112,36 @@ public final class Pod: @unchecked Sendable {
         group.wait()
         if let waitID { _ = core.state.withLock { $0.waits.removeValue(forKey: waitID) } }
       case .build(let view, let override):
-        return run(info, build, in: view, override: override)
+        return run(provider, in: view, override: override)
       }
     }
   }
 
   private func run<Value>(
-    _ info: ProviderInfo, _ build: @Sendable (Pod) -> Value, in view: consuming Pod,
-    override: OverrideRecord?
+    _ provider: Provider<Value>, in view: consuming Pod, override: OverrideRecord?
   ) -> Value {
     var view = view
-    let value =
-      if let override {
-        unsafeDowncast(override, to: TypedOverride<Value>.self).build(view)
+    let value: Value
+    if let override {
+      // A member's own override, or its family's: the pod looked up the one that applies.
+      if override.isFamilyOverride, let familyBuild = provider.familyBuild {
+        value = familyBuild(view, override)
       } else {
-        build(view)
+        value = unsafeDowncast(override, to: TypedOverride<Value>.self).build(view)
       }
+    } else {
+      value = provider.build(view)
+    }
     var entry: CacheEntry?
     if view.caches {
       if view.scope.kind != .weak {
-        entry = StrongEntry(value: value, provider: info, scope: view.scope)
+        // The pod owns what it built, but not a value handed to it with `withValue:`.
+        let ownsValue = override?.ownsValue ?? true
+        entry = StrongEntry(
+          value: value, provider: provider.info, scope: view.scope,
+          onDiscard: ownsValue ? provider.onDiscard : nil)
       } else if let object = classInstance(value) {
-        entry = WeakEntry(object: object, provider: info, scope: view.scope)
+        entry = WeakEntry(object: object, provider: provider.info, scope: view.scope)
       }
     }
     let reporting = core.isObserved
@@ -180,15 +189,49 @@ public final class Pod: @unchecked Sendable {
   /// Goes back to the provider's own builder, discarding the override's instance and
   /// everything built from it. Does nothing if the provider is not overridden in this pod.
   public func removeOverrideProvider<Value>(_ provider: Provider<Value>) {
-    var events: [PodEvent] = []
-    core.state.withLock { $0.removeOverride(provider.info.key, events: &events) }
-    report(events)
+    change { $0.removeOverride(provider.info.key, family: nil, into: &$1) }
+  }
+
+  /// Builds every member of `family` with `build` in this pod from now on. An override of one
+  /// member wins over it.
+  ///
+  /// ```swift
+  /// pod.overrideProvider(userProvider) { _, id in User.fake(id) }
+  /// ```
+  ///
+  /// Every cached member and everything built from one is discarded.
+  ///
+  /// - Parameters:
+  ///   - family: The family to override.
+  ///   - scope: The scope for the override's instances; the family's own scope if nil.
+  ///   - build: The replacement builder.
+  public func overrideProvider<Argument, Value>(
+    _ family: ProviderFamily<Argument, Value>,
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @Sendable (Pod, Argument) -> Value
+  ) {
+    let record = TypedFamilyOverride(family: family, scope: scope, build: build)
+    change { $0.install(record, family: family.info, into: &$1) }
+  }
+
+  /// Goes back to the family's own builder for every member without an override of its own,
+  /// discarding every cached member and everything built from one. Does nothing if the family
+  /// is not overridden in this pod.
+  public func removeOverrideProvider<Argument, Value>(_ family: ProviderFamily<Argument, Value>) {
+    change { $0.removeOverride(family.info.key, family: family.info, into: &$1) }
   }
 
   private func install(_ record: OverrideRecord) {
-    var events: [PodEvent] = []
-    core.state.withLock { $0.install(record, events: &events) }
-    report(events)
+    change { $0.install(record, family: nil, into: &$1) }
+  }
+
+  /// Applies a change to the state, then reports its events and runs its disposal hooks,
+  /// outside the lock and before returning.
+  private func change(_ body: (inout PodState, inout PodState.Aftermath) -> Void) {
+    var after = PodState.Aftermath()
+    core.state.withLock { body(&$0, &after) }
+    report(after.events)
+    for entry in after.disposals { entry.dispose() }
   }
 
   // MARK: Scopes
@@ -207,9 +250,23 @@ public final class Pod: @unchecked Sendable {
     // `children` is user code: walk the tree before taking the lock.
     let scopes = ScopeInfo.clearableSubtree(of: scope)
     guard !scopes.isEmpty else { return }
-    var events: [PodEvent] = []
-    core.state.withLock { $0.clear(scopes: scopes, events: &events) }
-    report(events)
+    change { $0.clear(scopes: scopes, into: &$1) }
+  }
+
+  /// Discards the provider's cached instance and everything built from it, leaving its scope
+  /// alone. For an ``AlwaysCreateNewScope`` provider, discards what was built through it.
+  ///
+  /// ```swift
+  /// pod.clearCachedInstance(of: profileProvider)  // the next resolve builds a fresh one
+  /// ```
+  public func clearCachedInstance<Value>(of provider: Provider<Value>) {
+    change { $0.discard([provider.info.key], reason: .providerCleared, into: &$1) }
+  }
+
+  /// Discards the cached instance of every member of `family`, and everything built from
+  /// one.
+  public func clearCachedInstances<Argument, Value>(of family: ProviderFamily<Argument, Value>) {
+    change { $0.discard($0.members(of: family.info), reason: .providerCleared, into: &$1) }
   }
 
   // MARK: Introspection

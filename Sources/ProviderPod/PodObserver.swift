@@ -18,7 +18,8 @@ public protocol PodObserver: Sendable {
 /// Something a ``Pod`` did. Provider names are ``Provider/name``; scope names are the
 /// scope's type name, such as `SingletonScope`.
 ///
-/// More cases may be added in later versions: switch over it with a `default:` branch.
+/// More cases may be added in later minor versions: a `switch` that lists every case will need
+/// them, so add a `default:` branch unless you want to be told.
 public enum PodEvent: Sendable, Equatable {
   /// A builder ran (cached or not).
   case built(provider: String, scope: String)
@@ -26,7 +27,7 @@ public enum PodEvent: Sendable, Equatable {
   case reused(provider: String, scope: String)
   /// A cached instance was dropped; the next resolve builds a new one.
   case discarded(provider: String, scope: String, reason: DiscardReason)
-  /// An override of the provider was added, replaced or removed.
+  /// An override of the provider (or family) was added, replaced or removed.
   case overridden(provider: String)
   /// An instance that lives longer than one of its dependencies was cached: it holds the
   /// shorter-lived instance captive. The pod discards the holder whenever the dependency is
@@ -37,14 +38,18 @@ public enum PodEvent: Sendable, Equatable {
 
 /// Why a cached instance was discarded.
 ///
-/// More cases may be added in later versions: switch over it with a `default:` branch.
+/// More cases may be added in later minor versions: a `switch` that lists every case will need
+/// them, so add a `default:` branch unless you want to be told.
 public enum DiscardReason: Sendable, Equatable {
   /// Its scope, or a scope above it in the tree, was cleared.
   case scopeCleared
   /// Something it was built from was discarded.
   case dependencyDiscarded
-  /// An override of its provider was added, replaced or removed.
+  /// An override of its provider (or of its provider's family) was added, replaced or removed.
   case overrideChanged
+  /// Its provider was cleared explicitly, with ``Pod/clearCachedInstance(of:)`` or
+  /// ``Pod/clearCachedInstances(of:)``.
+  case providerCleared
 }
 
 extension PodEvent: CustomStringConvertible {

@@ -5,6 +5,7 @@ struct PodState {
   var entries: [ProviderKey: CacheEntry] = [:]
   /// Single-flight builds in progress, by provider.
   var building: [ProviderKey: Pod] = [:]
+  /// Overrides by provider key, and family overrides by family key.
   var overrides: [ProviderKey: OverrideRecord] = [:]
   /// For each scope that can be cleared, the providers with an instance cached in it.
   var scopeMembers: [ScopeKey: Set<ProviderKey>] = [:]
@@ -21,24 +22,27 @@ struct PodState {
     let target: Pod
   }
 
-  // MARK: Discarding
-
-  /// Discards `key`'s instance (if any), invalidates its in-flight build (if any), and
-  /// cascades to everything built from it (S4).
-  mutating func discard(
-    _ key: ProviderKey, reason: DiscardReason, events: inout [PodEvent]
-  ) {
-    discard([key], reason: reason, events: &events)
+  /// What a change leaves for the pod to do once the lock is released: events to report, then
+  /// `onDiscard` hooks to run, dependents before what they were built from.
+  struct Aftermath {
+    var events: [PodEvent] = []
+    var disposals: [CacheEntry] = []
   }
 
+  // MARK: Discarding
+
+  /// Discards the instances of `keys` (if cached), invalidates their in-flight builds (if
+  /// any), and cascades to everything built from them (S4).
   mutating func discard(
-    _ keys: [ProviderKey], reason: DiscardReason, events: inout [PodEvent]
+    _ keys: [ProviderKey], reason: DiscardReason, into after: inout Aftermath
   ) {
+    guard !keys.isEmpty else { return }
     var pending = keys.map { ($0, reason) }
     var seen = Set(keys)
     // What was built from what is recorded on each instance, not kept in reverse: builds
-    // happen far more often than discards, so the reverse index is made here when needed.
-    var builtFrom: [ProviderKey: [ProviderKey]]?
+    // happen far more often than discards, so the reverse index is made here.
+    let builtFrom = reverseDependencies()
+    var removed: [ProviderKey: CacheEntry] = [:]
     var index = 0
     // Breadth first, so events read from the cause outwards.
     while index < pending.count {
@@ -47,14 +51,51 @@ struct PodState {
       building[key]?.isInvalidated = true
       if let entry = entries.removeValue(forKey: key) {
         forget(entry, key: key)
-        events.append(
+        removed[key] = entry
+        after.events.append(
           .discarded(provider: entry.provider.name, scope: entry.scope.name, reason: reason))
       }
-      if builtFrom == nil { builtFrom = reverseDependencies() }
-      for dependent in builtFrom![key] ?? [] where seen.insert(dependent).inserted {
+      for dependent in builtFrom[key] ?? [] where seen.insert(dependent).inserted {
         pending.append((dependent, .dependencyDiscarded))
       }
     }
+    after.disposals.append(
+      contentsOf: Self.dependentsFirst(removed, builtFrom: builtFrom).filter(\.hasDisposal))
+  }
+
+  /// Removes every cached instance, for the pod going away; returns those with hooks,
+  /// dependents first.
+  mutating func discardAll() -> [CacheEntry] {
+    let builtFrom = reverseDependencies()
+    let all = entries
+    entries = [:]
+    scopeMembers = [:]
+    return Self.dependentsFirst(all, builtFrom: builtFrom).filter(\.hasDisposal)
+  }
+
+  /// `entries` ordered so that every instance comes before those it was built from.
+  private static func dependentsFirst(
+    _ entries: [ProviderKey: CacheEntry], builtFrom: [ProviderKey: [ProviderKey]]
+  ) -> [CacheEntry] {
+    var order: [CacheEntry] = []
+    var visited: Set<ProviderKey> = []
+    // Depth first, post-order over "was built from", with an explicit stack: chains of
+    // dependents can be deeper than the call stack allows.
+    for root in entries.keys where !visited.contains(root) {
+      var stack: [(key: ProviderKey, expanded: Bool)] = [(root, false)]
+      while let (key, expanded) = stack.popLast() {
+        if expanded {
+          if let entry = entries[key] { order.append(entry) }
+          continue
+        }
+        guard visited.insert(key).inserted else { continue }
+        stack.append((key, true))
+        for dependent in builtFrom[key] ?? [] where !visited.contains(dependent) {
+          if entries[dependent] != nil { stack.append((dependent, false)) }
+        }
+      }
+    }
+    return order
   }
 
   /// For each provider, the cached instances and in-flight builds made from it.
@@ -80,11 +121,11 @@ struct PodState {
     scopeMembers[scope] = set.isEmpty ? nil : set
   }
 
-  // MARK: Scopes and overrides
+  // MARK: Scopes, families and overrides
 
   /// Discards every instance cached in the given scopes and invalidates their in-flight
   /// builds (S3).
-  mutating func clear(scopes: [ScopeInfo.Visit], events: inout [PodEvent]) {
+  mutating func clear(scopes: [ScopeInfo.Visit], into after: inout Aftermath) {
     let keys = Set(scopes.map(\.key))
     for frame in building.values where keys.contains(frame.scope.key) {
       frame.isInvalidated = true
@@ -93,21 +134,55 @@ struct PodState {
     for scope in scopes {
       members.append(contentsOf: scopeMembers[scope.key] ?? [])
     }
-    discard(members, reason: .scopeCleared, events: &events)
+    discard(members, reason: .scopeCleared, into: &after)
   }
 
-  mutating func install(_ record: OverrideRecord, events: inout [PodEvent]) {
+  /// Every member of `family` the pod knows: cached, being built, or built from.
+  func members(of family: FamilyInfo) -> [ProviderKey] {
+    var keys: Set<ProviderKey> = []
+    for (key, entry) in entries {
+      if entry.provider.family === family { keys.insert(key) }
+      for (dependency, info) in entry.dependencies where info.family === family {
+        keys.insert(dependency)
+      }
+    }
+    for (key, frame) in building {
+      if frame.provider.family === family { keys.insert(key) }
+      for (dependency, info) in frame.dependencies where info.family === family {
+        keys.insert(dependency)
+      }
+    }
+    return Array(keys)
+  }
+
+  /// The keys an override of `record`'s provider, or of every member of its family, affects.
+  private func keys(overriddenBy record: OverrideRecord, family: FamilyInfo?) -> [ProviderKey] {
+    if let family { return members(of: family) }
+    return [record.providerKey]
+  }
+
+  mutating func install(
+    _ record: OverrideRecord, family: FamilyInfo?, into after: inout Aftermath
+  ) {
     overrides[record.providerKey] = record
-    events.append(.overridden(provider: record.provider.name))
-    discard(record.providerKey, reason: .overrideChanged, events: &events)
+    after.events.append(.overridden(provider: record.name))
+    discard(keys(overriddenBy: record, family: family), reason: .overrideChanged, into: &after)
   }
 
   mutating func removeOverride(
-    _ key: ProviderKey, events: inout [PodEvent]
+    _ key: ProviderKey, family: FamilyInfo?, into after: inout Aftermath
   ) {
     guard let record = overrides.removeValue(forKey: key) else { return }
-    events.append(.overridden(provider: record.provider.name))
-    discard(key, reason: .overrideChanged, events: &events)
+    after.events.append(.overridden(provider: record.name))
+    discard(keys(overriddenBy: record, family: family), reason: .overrideChanged, into: &after)
+  }
+
+  /// The override that applies to `provider`: its own, else its family's.
+  func override(for provider: ProviderInfo) -> OverrideRecord? {
+    if overrides.isEmpty { return nil }
+    if let own = overrides[provider.key] { return own }
+    if let family = provider.family { return overrides[family.key] }
+    return nil
   }
 
   // MARK: Dependencies

@@ -16,6 +16,9 @@
 public final class Provider<Value>: Sendable {
   let info: ProviderInfo
   let build: @Sendable (Pod) -> Value
+  let onDiscard: (@Sendable (Value) -> Void)?
+  /// For a family member: builds it with the family's override.
+  let familyBuild: (@Sendable (Pod, OverrideRecord) -> Value)?
 
   /// The name used in events and cycle reports: the one given to the initializer, or the
   /// value type and where the provider was declared, such as `Session (SignUp.swift:12)`.
@@ -25,10 +28,22 @@ public final class Provider<Value>: Sendable {
 
   /// Creates a provider.
   ///
+  /// ```swift
+  /// let sessionProvider = Provider(scope: SignUpFlowScope(), onDiscard: { $0.close() }) { _ in
+  ///   SignUpSession()
+  /// }
+  /// ```
+  ///
   /// - Parameters:
   ///   - scope: How long instances are cached. ``SingletonScope`` by default.
   ///   - name: A name for events and cycle reports. By default the value type and the
   ///     declaration's file and line.
+  ///   - onDiscard: Called exactly once for each instance the pod built, cached and then
+  ///     discarded: by a scope clear, a discarded dependency, an override change, an explicit
+  ///     clear, or the pod going away. Instances built from others are disposed first. It runs
+  ///     outside the pod's lock, before the call that discarded returns, so it may use the pod.
+  ///     Not called for `withValue:` overrides, ``WeakScope`` or ``AlwaysCreateNewScope``
+  ///     instances: the pod does not own those.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
   ///   - build: Builds the value. It receives the pod, so it can resolve what it needs:
@@ -36,6 +51,7 @@ public final class Provider<Value>: Sendable {
   public init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
+    onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
     _ build: @escaping @Sendable (Pod) -> Value
@@ -47,6 +63,20 @@ public final class Provider<Value>: Sendable {
       name: resolvedName, cycleLabel: name.map { "\($0) (\(location))" } ?? resolvedName,
       scope: ScopeInfo(scope))
     self.build = build
+    self.onDiscard = onDiscard
+    self.familyBuild = nil
+  }
+
+  /// A family's member.
+  init(
+    member: ProviderInfo, onDiscard: (@Sendable (Value) -> Void)?,
+    build: @escaping @Sendable (Pod) -> Value,
+    familyBuild: @escaping @Sendable (Pod, OverrideRecord) -> Value
+  ) {
+    self.info = member
+    self.build = build
+    self.onDiscard = onDiscard
+    self.familyBuild = familyBuild
   }
 
   /// An override for ``Pod/init(overrides:observer:)`` that builds the value another way.

@@ -10,14 +10,17 @@ final class ProviderInfo: Sendable {
   /// Whether the provider's own scope is `AlwaysCreateNewScope`: such a provider is cached
   /// only when an override gives it another scope, so resolves skip the cache lookup.
   let isAlwaysNew: Bool
+  /// The family this provider belongs to, for a `ProviderFamily` member.
+  let family: FamilyInfo?
 
   var key: ProviderKey { ProviderKey(address: UInt(bitPattern: ObjectIdentifier(self))) }
 
-  init(name: String, cycleLabel: String, scope: ScopeInfo) {
+  init(name: String, cycleLabel: String, scope: ScopeInfo, family: FamilyInfo? = nil) {
     self.name = name
     self.cycleLabel = cycleLabel
     self.scope = scope
     self.isAlwaysNew = scope.kind == .alwaysCreateNew
+    self.family = family
   }
 }
 

@@ -41,7 +41,7 @@ extension PodState {
       entries[key] = nil
       forget(entry, key: key)
     }
-    let override = overrides.isEmpty ? nil : overrides[key]
+    let override = override(for: provider)
     let scope = override?.scope ?? provider.scope
     if scope.kind == .alwaysCreateNew {
       // Nothing is cached, so the caller's instance depends on this provider directly, and
