@@ -59,14 +59,26 @@ final class AnalyticsLog: CustomStringConvertible {
   func track(_ event: String) { events.append(event) }
 }
 
-/// The form data of one sign-up, shared by both steps. Lives in `SignUpFlowScope`.
+/// The form data of one sign-up, shared by both steps. Lives in `SignUpFlowScope`; its
+/// provider's `onDiscard` closes it when the flow scope is cleared.
 final class SignUpSession: CustomStringConvertible {
   let label: String
   var email: String?
   var name: String?
+  private let analytics: AnalyticsLog
 
-  init(label: String) { self.label = label }
+  init(label: String, analytics: AnalyticsLog) {
+    self.label = label
+    self.analytics = analytics
+  }
   var description: String { label }
+
+  /// Erases the form data, so nothing personal outlives the sign-up.
+  func close() {
+    email = nil
+    name = nil
+    analytics.track("\(label) closed by onDiscard: form data erased")
+  }
 }
 
 /// Checks email addresses. Lives in `EmailStepScope`.

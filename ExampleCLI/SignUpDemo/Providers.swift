@@ -14,9 +14,10 @@ let analyticsLogProvider = Provider(name: "AnalyticsLog") { pod in
   AnalyticsLog(label: pod.label("AnalyticsLog"))
 }
 
-let signUpSessionProvider = Provider(scope: SignUpFlowScope(), name: "SignUpSession") {
-  pod in
-  SignUpSession(label: pod.label("SignUpSession"))
+let signUpSessionProvider = Provider(
+  scope: SignUpFlowScope(), name: "SignUpSession", onDiscard: { session in session.close() }
+) { pod in
+  SignUpSession(label: pod.label("SignUpSession"), analytics: pod.resolve(analyticsLogProvider))
 }
 
 let signUpServiceProvider = Provider(scope: SignUpFlowScope(), name: "SignUpService") {

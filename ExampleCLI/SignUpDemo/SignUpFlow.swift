@@ -108,8 +108,7 @@ final class SignUpFlow {
       return false
     }
     say("✓ signed up. Finishing clears SignUpFlowScope and, through the tree, both step scopes:")
-    pod.clearCachedInstances(forScope: SignUpFlowScope())
-    screen = .none
+    clearFlow()
     return true
   }
 
@@ -117,7 +116,17 @@ final class SignUpFlow {
   func cancel() throws(Refusal) {
     guard screen != .none else { throw Refusal(message: "no sign-up in progress") }
     say("cancelling clears SignUpFlowScope and both step scopes:")
+    clearFlow()
+  }
+
+  /// Clears the flow scope and shows what the discarded instances' hooks did.
+  private func clearFlow() {
+    let analytics = pod.resolve(analyticsLogProvider)
+    let before = analytics.events.count
     pod.clearCachedInstances(forScope: SignUpFlowScope())
+    for event in analytics.events[before...] where event.contains("onDiscard") {
+      say("✓ \(event)")
+    }
     screen = .none
   }
 

@@ -2,14 +2,14 @@ import Testing
 
 @testable import ProviderPod
 
-private struct UserID: Hashable, Sendable, CustomStringConvertible {
+private struct AccountID: Hashable, Sendable, CustomStringConvertible {
   let raw: Int
   var description: String { "\(raw)" }
 }
 
 private let userBuilds = Counter()
 private let userProvider = ProviderFamily(scope: StepScope(), name: "userProvider") {
-  (_, id: UserID) in Instance("user\(id)", serial: userBuilds.next())
+  (_, id: AccountID) in Instance("user\(id)", serial: userBuilds.next())
 }
 
 @Suite("Provider families")
@@ -17,15 +17,15 @@ struct ProviderFamilyTests {
   @Test("equal arguments give the same dependency, different ones separate dependencies")
   func identity() {
     let pod = Pod()
-    let first = pod.resolve(userProvider(UserID(raw: 1)))
-    #expect(pod.resolve(userProvider(UserID(raw: 1))) === first)
-    #expect(pod.resolve(userProvider(UserID(raw: 2))) !== first)
-    #expect(pod.resolve(userProvider(UserID(raw: 2))).label == "user2")
+    let first = pod.resolve(userProvider(AccountID(raw: 1)))
+    #expect(pod.resolve(userProvider(AccountID(raw: 1))) === first)
+    #expect(pod.resolve(userProvider(AccountID(raw: 2))) !== first)
+    #expect(pod.resolve(userProvider(AccountID(raw: 2))).label == "user2")
   }
 
   @Test("members are named after the family and the argument")
   func names() {
-    #expect(userProvider(UserID(raw: 42)).name == "userProvider(42)")
+    #expect(userProvider(AccountID(raw: 42)).name == "userProvider(42)")
     #expect(userProvider.name == "userProvider")
     let unnamed = ProviderFamily { (_, n: Int) in n }
     let line = #line - 1
@@ -36,20 +36,20 @@ struct ProviderFamilyTests {
   @Test("members are cached in the family's scope")
   func scope() {
     let pod = Pod()
-    let first = pod.resolve(userProvider(UserID(raw: 3)))
+    let first = pod.resolve(userProvider(AccountID(raw: 3)))
     pod.clearCachedInstances(forScope: StepScope())
-    #expect(pod.resolve(userProvider(UserID(raw: 3))) !== first)
+    #expect(pod.resolve(userProvider(AccountID(raw: 3))) !== first)
   }
 
   @Test("a family override replaces every member's builder; removing it restores them")
   func familyOverride() {
     let pod = Pod()
-    let original = pod.resolve(userProvider(UserID(raw: 4)))
+    let original = pod.resolve(userProvider(AccountID(raw: 4)))
     pod.overrideProvider(userProvider) { _, id in Instance("fake\(id)", serial: 0) }
-    #expect(pod.resolve(userProvider(UserID(raw: 4))).label == "fake4")
-    #expect(pod.resolve(userProvider(UserID(raw: 5))).label == "fake5")
+    #expect(pod.resolve(userProvider(AccountID(raw: 4))).label == "fake4")
+    #expect(pod.resolve(userProvider(AccountID(raw: 5))).label == "fake5")
     pod.removeOverrideProvider(userProvider)
-    let restored = pod.resolve(userProvider(UserID(raw: 4)))
+    let restored = pod.resolve(userProvider(AccountID(raw: 4)))
     #expect(restored.label == "user4")
     #expect(restored !== original)  // never the orphaned instance
   }
@@ -60,7 +60,7 @@ struct ProviderFamilyTests {
     pod.overrideProvider(userProvider, scope: AlwaysCreateNewScope()) { _, id in
       Instance("fresh\(id)", serial: 0)
     }
-    let member = userProvider(UserID(raw: 6))
+    let member = userProvider(AccountID(raw: 6))
     #expect(pod.resolve(member) !== pod.resolve(member))
   }
 
@@ -68,21 +68,21 @@ struct ProviderFamilyTests {
   func memberOverrideWins() {
     let pod = Pod()
     pod.overrideProvider(userProvider) { _, id in Instance("family\(id)", serial: 0) }
-    pod.overrideProvider(userProvider(UserID(raw: 7))) { _ in Instance("member7", serial: 0) }
-    #expect(pod.resolve(userProvider(UserID(raw: 7))).label == "member7")
-    #expect(pod.resolve(userProvider(UserID(raw: 8))).label == "family8")
-    pod.removeOverrideProvider(userProvider(UserID(raw: 7)))
-    #expect(pod.resolve(userProvider(UserID(raw: 7))).label == "family7")
+    pod.overrideProvider(userProvider(AccountID(raw: 7))) { _ in Instance("member7", serial: 0) }
+    #expect(pod.resolve(userProvider(AccountID(raw: 7))).label == "member7")
+    #expect(pod.resolve(userProvider(AccountID(raw: 8))).label == "family8")
+    pod.removeOverrideProvider(userProvider(AccountID(raw: 7)))
+    #expect(pod.resolve(userProvider(AccountID(raw: 7))).label == "family7")
   }
 
   @Test("family.override makes an override for Pod(overrides:)")
   func initialOverride() {
     let pod = Pod(overrides: [
       userProvider.override { _, id in Instance("initial\(id)", serial: 0) },
-      userProvider(UserID(raw: 9)).override(withValue: Instance("nine", serial: 0)),
+      userProvider(AccountID(raw: 9)).override(withValue: Instance("nine", serial: 0)),
     ])
-    #expect(pod.resolve(userProvider(UserID(raw: 1))).label == "initial1")
-    #expect(pod.resolve(userProvider(UserID(raw: 9))).label == "nine")
+    #expect(pod.resolve(userProvider(AccountID(raw: 1))).label == "initial1")
+    #expect(pod.resolve(userProvider(AccountID(raw: 9))).label == "nine")
   }
 
   @Test("members can depend on other providers and be depended on")

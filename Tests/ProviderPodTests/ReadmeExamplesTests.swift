@@ -70,6 +70,45 @@ private let analyticsProvider = Provider { pod in
   SignUpAnalytics(session: pod.resolve(sessionProvider))
 }
 
+private struct UserID: Hashable, Sendable, CustomStringConvertible {
+  let raw: Int
+  init(_ raw: Int) { self.raw = raw }
+  var description: String { "\(raw)" }
+}
+
+private struct Profile: Equatable {
+  let userID: UserID
+  let isPlaceholder: Bool
+  init(userID: UserID, api: API) {
+    self.userID = userID
+    self.isPlaceholder = false
+  }
+  private init(placeholderFor userID: UserID) {
+    self.userID = userID
+    self.isPlaceholder = true
+  }
+  static func placeholder(_ userID: UserID) -> Profile { Profile(placeholderFor: userID) }
+  static let banned = Profile(placeholderFor: UserID(-1))
+}
+
+private final class SignUpDraft: @unchecked Sendable {
+  let session: SignUpSession
+  private(set) var isClosed = false
+  init(session: SignUpSession) { self.session = session }
+  func close() { isClosed = true }
+}
+
+private let profileProvider = ProviderFamily(scope: SignUpFlowScope(), name: "profileProvider") {
+  (pod, userID: UserID) in
+  Profile(userID: userID, api: pod.resolve(apiProvider))
+}
+
+private let draftProvider = Provider(
+  scope: SignUpFlowScope(), name: "draftProvider", onDiscard: { draft in draft.close() }
+) { pod in
+  SignUpDraft(session: pod.resolve(sessionProvider))
+}
+
 private struct PrintingObserver: PodObserver {
   func pod(_ pod: Pod, didReport event: PodEvent) { print(event) }
 }
@@ -137,6 +176,41 @@ struct ReadmeExamplesTests {
     #expect(pod.resolve(sessionProvider) !== pod.resolve(sessionProvider))
     pod.removeOverrideProvider(httpClientProvider)
     #expect(!(pod.resolve(apiProvider).client is FakeHTTPClient))
+  }
+
+  @Test("provider families")
+  func families() {
+    let pod = Pod()
+    let ada = pod.resolve(profileProvider(UserID(42)))
+    #expect(pod.resolve(profileProvider(UserID(42))) == ada)
+    #expect(pod.resolve(profileProvider(UserID(7))).userID == UserID(7))
+    #expect(profileProvider(UserID(42)).name == "profileProvider(42)")
+
+    pod.overrideProvider(profileProvider) { _, id in Profile.placeholder(id) }
+    pod.overrideProvider(profileProvider(UserID(7))) { _ in .banned }
+    #expect(pod.resolve(profileProvider(UserID(42))).isPlaceholder)
+    #expect(pod.resolve(profileProvider(UserID(7))) == .banned)
+    let testPod = Pod(overrides: [profileProvider.override { _, id in Profile.placeholder(id) }])
+    #expect(testPod.resolve(profileProvider(UserID(1))).isPlaceholder)
+  }
+
+  @Test("clearing one provider")
+  func clearingOne() {
+    let pod = Pod()
+    let first = pod.resolve(profileProvider(UserID(42)))
+    pod.clearCachedInstance(of: profileProvider(UserID(42)))  // the profile changed on the server
+    pod.clearCachedInstances(of: profileProvider)  // every profile
+    #expect(pod.resolve(profileProvider(UserID(42))) == first)  // equal, rebuilt
+  }
+
+  @Test("disposal with onDiscard")
+  func disposal() {
+    let pod = Pod()
+    let draft = pod.resolve(draftProvider)
+    #expect(!draft.isClosed)
+    pod.clearCachedInstances(forScope: SignUpFlowScope())
+    #expect(draft.isClosed)
+    #expect(pod.resolve(draftProvider) !== draft)
   }
 
   @Test("observing the pod")

@@ -109,6 +109,7 @@ struct InteractiveSessionTests {
     #expect(transcript.output.contains("✗ 'nope' is not an email address"))
     #expect(transcript.output.contains("✗ a name needs at least 2 characters"))
     #expect(transcript.output.contains("cancelling clears SignUpFlowScope"))
+    #expect(transcript.output.contains("✓ SignUpSession#1 closed by onDiscard: form data erased"))
     #expect(transcript.output.contains("screen: no sign-up in progress"))
   }
 

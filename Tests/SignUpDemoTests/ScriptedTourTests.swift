@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import SignUpDemo
@@ -33,6 +34,10 @@ struct ScriptedTourTests {
       #expect(step5.contains("- discarded  \(discarded)"), "\(discarded)")
     }
     #expect(!step5.contains("- discarded  AppConfiguration"))
+    // The session's onDiscard hook closed it once the clear was done.
+    let closed = step5.range(of: "✓ SignUpSession#1 closed by onDiscard: form data erased")
+    let lastDiscard = step5.range(of: "- discarded", options: .backwards)
+    #expect(closed != nil && lastDiscard != nil && closed!.lowerBound > lastDiscard!.lowerBound)
   }
 
   @Test("the second sign-up gets fresh flow instances and the same singletons")
