@@ -221,13 +221,13 @@ public final class Pod: @unchecked Sendable {
     change { $0.removeOverride(family.info.key, family: family.info, into: &$1) }
   }
 
-  private func install(_ record: OverrideRecord) {
+  func install(_ record: OverrideRecord) {
     change { $0.install(record, family: nil, into: &$1) }
   }
 
   /// Applies a change to the state, then reports its events and runs its disposal hooks,
   /// outside the lock and before returning.
-  private func change(_ body: (inout PodState, inout PodState.Aftermath) -> Void) {
+  func change(_ body: (inout PodState, inout PodState.Aftermath) -> Void) {
     var after = PodState.Aftermath()
     core.state.withLock { body(&$0, &after) }
     report(after.events)
@@ -283,7 +283,7 @@ public final class Pod: @unchecked Sendable {
 
   // MARK: Events
 
-  private func report(_ events: [PodEvent]) {
+  func report(_ events: [PodEvent]) {
     guard let observer = core.observer, !events.isEmpty else { return }
     // Observers are told about the pod itself, not a builder's view of it.
     let pod = isView ? (core.root ?? self) : self

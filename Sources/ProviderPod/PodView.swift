@@ -23,6 +23,8 @@ struct Frame {
   var dependencies: [ProviderKey: ProviderInfo] = [:]
   /// Created by the first thread that waits for this build; left by the builder when done.
   var waiters: DispatchGroup?
+  /// For an async build: its task and the callers waiting for it.
+  var asyncBuild: AnyAsyncBuild?
 }
 
 extension Pod {
@@ -46,6 +48,10 @@ extension Pod {
   var waiters: DispatchGroup? {
     get { frame.pointee.waiters }
     set { frame.pointee.waiters = newValue }
+  }
+  var asyncBuild: AnyAsyncBuild? {
+    get { frame.pointee.asyncBuild }
+    set { frame.pointee.asyncBuild = newValue }
   }
 
   /// Makes this view the frame of a new build. Under the pod's lock.
@@ -74,6 +80,7 @@ extension Pod {
     frame.pointee.isInvalidated = false
     if !frame.pointee.dependencies.isEmpty { frame.pointee.dependencies = [:] }
     if frame.pointee.waiters != nil { frame.pointee.waiters = nil }
+    if frame.pointee.asyncBuild != nil { frame.pointee.asyncBuild = nil }
   }
 
   /// The nearest caching build at or above this frame: the instance that depends on whatever

@@ -24,7 +24,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   let info: FamilyInfo
   let build: @Sendable (Pod, Argument) -> Value
   let onDiscard: (@Sendable (Value) -> Void)?
-  private let members: Locked<[Argument: WeakMember]>
+  private let members = FamilyMembers<Argument>()
 
   /// The family's name; members are named `name(argument)`.
   public var name: String { info.name }
@@ -55,24 +55,14 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
       scope: ScopeInfo(scope))
     self.build = build
     self.onDiscard = onDiscard
-    members = Locked([:])
   }
 
   /// The member for `argument`: the same dependency for equal arguments.
   public func callAsFunction(_ argument: Argument) -> Provider<Value> {
-    let member = members.withLock { members in
-      if let live = members[argument]?.info { return live }
-      let member = info.makeMember(argument: "\(argument)")
-      members[argument] = WeakMember(member)
-      info.noteInsertion(liveCount: members.count) {
-        members = members.filter { $0.value.info != nil }
-        return members.count
-      }
-      return member
-    }
     let build = self.build
     return Provider(
-      member: member, onDiscard: onDiscard, build: { pod in build(pod, argument) },
+      member: members.member(for: argument, in: info), onDiscard: onDiscard,
+      build: { pod in build(pod, argument) },
       familyBuild: { pod, record in
         unsafeDowncast(record, to: TypedFamilyOverride<Argument, Value>.self).build(pod, argument)
       })
@@ -96,9 +86,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   }
 
   /// How many members are alive: cached or overridden in some pod, or held by a caller.
-  var liveMemberCount: Int {
-    members.withLock { members in members.values.filter { $0.info != nil }.count }
-  }
+  var liveMemberCount: Int { members.liveCount }
 }
 
 extension ProviderFamily: CustomStringConvertible {
@@ -110,6 +98,27 @@ extension ProviderFamily: CustomStringConvertible {
 struct WeakMember: @unchecked Sendable {
   weak var info: ProviderInfo?
   init(_ info: ProviderInfo) { self.info = info }
+}
+
+/// A family's members by argument, held weakly and swept as the table grows.
+final class FamilyMembers<Argument: Hashable & Sendable>: Sendable {
+  private let table = Locked<[Argument: WeakMember]>([:])
+
+  /// The member for `argument`: the live one, or a new identity.
+  func member(for argument: Argument, in family: FamilyInfo) -> ProviderInfo {
+    table.withLock { members in
+      if let live = members[argument]?.info { return live }
+      let member = family.makeMember(argument: "\(argument)")
+      members[argument] = WeakMember(member)
+      family.noteInsertion(liveCount: members.count) {
+        members = members.filter { $0.value.info != nil }
+        return members.count
+      }
+      return member
+    }
+  }
+
+  var liveCount: Int { table.withLock { $0.values.filter { $0.info != nil }.count } }
 }
 
 /// What the pod knows of a family, whatever its types.

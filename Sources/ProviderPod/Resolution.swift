@@ -51,7 +51,9 @@ extension PodState {
       view.begin(key: key, provider: provider, scope: scope, caches: false, parent: caller)
       return .build(view, override: override)
     }
-    if let running = building[key] {
+    // A build that was invalidated while running is not joined: its result will not be
+    // cached, and this resolve should see the change that invalidated it.
+    if let running = building[key], !running.isInvalidated {
       var waitID: Int?
       if let caller {
         if let report = crossThreadCycleReport(waiter: caller, target: running) {

@@ -1,0 +1,237 @@
+/// A dependency built asynchronously: opening a database, loading configuration, signing in.
+///
+/// ```swift
+/// let databaseProvider = AsyncProvider { pod in
+///   try await Database.open(pod.resolve(configurationProvider).databaseURL)
+/// }
+///
+/// let database = try await pod.resolve(databaseProvider)
+/// ```
+///
+/// Concurrent resolves of a cached async provider share one build: the builder runs once and
+/// every caller gets its result. A build that throws caches nothing; every caller waiting for
+/// it gets the error, and the next resolve builds again. A caller that is cancelled stops
+/// waiting without cancelling the build for the others; when every caller has gone, the build
+/// is cancelled. Its builder can resolve plain and async providers through the pod it receives.
+public final class AsyncProvider<Value: Sendable>: Sendable {
+  let info: ProviderInfo
+  let build: @Sendable (Pod) async throws -> Value
+  let onDiscard: (@Sendable (Value) -> Void)?
+  /// For a family member: builds it with the family's override.
+  let familyBuild: (@Sendable (Pod, OverrideRecord) async throws -> Value)?
+
+  /// The name used in events and cycle reports.
+  public var name: String { info.name }
+  /// The scope the pod caches this provider's instances in, unless an override names another.
+  public var scope: any ProviderScope { info.scope.scope }
+
+  /// Creates an async provider.
+  ///
+  /// - Parameters:
+  ///   - scope: How long instances are cached. ``SingletonScope`` by default.
+  ///   - name: A name for events and cycle reports.
+  ///   - onDiscard: Called once for each instance the pod built, cached and discarded; see
+  ///     ``Provider/init(scope:name:onDiscard:fileID:line:_:)``.
+  ///   - fileID: Where the provider is declared; filled in by the compiler.
+  ///   - line: Where the provider is declared; filled in by the compiler.
+  ///   - build: Builds the value; it may suspend and throw.
+  public init(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    onDiscard: (@Sendable (Value) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: Int = #line,
+    _ build: @escaping @Sendable (Pod) async throws -> Value
+  ) {
+    let fileName = fileID.split(separator: "/").last.map(String.init) ?? fileID
+    let location = "\(fileName):\(line)"
+    let resolvedName = name ?? "\(Value.self) (\(location))"
+    info = ProviderInfo(
+      name: resolvedName, cycleLabel: name.map { "\($0) (\(location))" } ?? resolvedName,
+      scope: ScopeInfo(scope))
+    self.build = build
+    self.onDiscard = onDiscard
+    familyBuild = nil
+  }
+
+  init(
+    member: ProviderInfo, onDiscard: (@Sendable (Value) -> Void)?,
+    build: @escaping @Sendable (Pod) async throws -> Value,
+    familyBuild: @escaping @Sendable (Pod, OverrideRecord) async throws -> Value
+  ) {
+    info = member
+    self.build = build
+    self.onDiscard = onDiscard
+    self.familyBuild = familyBuild
+  }
+
+  /// An override for ``Pod/init(overrides:observer:)`` that builds the value another way.
+  public func override(
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @Sendable (Pod) async throws -> Value
+  ) -> ProviderOverride {
+    ProviderOverride(TypedAsyncOverride(provider: self, scope: scope, build: build))
+  }
+
+  /// An override for ``Pod/init(overrides:observer:)`` that always resolves to `value`.
+  public func override(withValue value: Value) -> ProviderOverride {
+    ProviderOverride(TypedAsyncOverride(provider: self, value: value))
+  }
+}
+
+extension AsyncProvider: CustomStringConvertible {
+  /// The provider's ``name``.
+  public var description: String { name }
+}
+
+/// An async provider per argument; see ``ProviderFamily``.
+///
+/// ```swift
+/// let avatarProvider = AsyncProviderFamily(scope: SessionScope()) { (pod, id: UserID) in
+///   try await pod.resolve(imageLoaderProvider).avatar(for: id)
+/// }
+/// let avatar = try await pod.resolve(avatarProvider(42))
+/// ```
+public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sendable>: Sendable {
+  let info: FamilyInfo
+  let build: @Sendable (Pod, Argument) async throws -> Value
+  let onDiscard: (@Sendable (Value) -> Void)?
+  private let members = FamilyMembers<Argument>()
+
+  /// The family's name; members are named `name(argument)`.
+  public var name: String { info.name }
+  /// The scope every member is cached in, unless an override names another.
+  public var scope: any ProviderScope { info.scope.scope }
+
+  /// Creates a family of async providers; see ``ProviderFamily/init(scope:name:onDiscard:fileID:line:_:)``.
+  public init(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    onDiscard: (@Sendable (Value) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: Int = #line,
+    _ build: @escaping @Sendable (Pod, Argument) async throws -> Value
+  ) {
+    let fileName = fileID.split(separator: "/").last.map(String.init) ?? fileID
+    info = FamilyInfo(
+      name: name, typeName: "\(Value.self)", location: "\(fileName):\(line)",
+      scope: ScopeInfo(scope))
+    self.build = build
+    self.onDiscard = onDiscard
+  }
+
+  /// The member for `argument`: the same dependency for equal arguments.
+  public func callAsFunction(_ argument: Argument) -> AsyncProvider<Value> {
+    let build = self.build
+    return AsyncProvider(
+      member: members.member(for: argument, in: info), onDiscard: onDiscard,
+      build: { pod in try await build(pod, argument) },
+      familyBuild: { pod, record in
+        try await unsafeDowncast(record, to: TypedAsyncFamilyOverride<Argument, Value>.self)
+          .build(pod, argument)
+      })
+  }
+
+  /// An override of every member for ``Pod/init(overrides:observer:)``.
+  public func override(
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @Sendable (Pod, Argument) async throws -> Value
+  ) -> ProviderOverride {
+    ProviderOverride(TypedAsyncFamilyOverride(family: self, scope: scope, build: build))
+  }
+}
+
+extension AsyncProviderFamily: CustomStringConvertible {
+  /// The family's ``name``.
+  public var description: String { name }
+}
+
+/// The async override of an `AsyncProvider<Value>`.
+final class TypedAsyncOverride<Value: Sendable>: OverrideRecord, @unchecked Sendable {
+  let build: @Sendable (Pod) async throws -> Value
+
+  init(
+    provider: AsyncProvider<Value>, scope: (any ProviderScope)?, ownsValue: Bool = true,
+    build: @escaping @Sendable (Pod) async throws -> Value
+  ) {
+    self.build = build
+    super.init(
+      providerKey: provider.info.key, name: provider.info.name, provider: provider.info,
+      scope: scope.map(ScopeInfo.init) ?? provider.info.scope, ownsValue: ownsValue)
+  }
+
+  convenience init(provider: AsyncProvider<Value>, value: Value) {
+    self.init(provider: provider, scope: nil, ownsValue: false) { _ in value }
+  }
+}
+
+/// An override of every member of an `AsyncProviderFamily<Argument, Value>`.
+final class TypedAsyncFamilyOverride<Argument: Hashable & Sendable, Value: Sendable>:
+  OverrideRecord, @unchecked Sendable
+{
+  let build: @Sendable (Pod, Argument) async throws -> Value
+
+  init(
+    family: AsyncProviderFamily<Argument, Value>, scope: (any ProviderScope)?,
+    build: @escaping @Sendable (Pod, Argument) async throws -> Value
+  ) {
+    self.build = build
+    super.init(
+      providerKey: family.info.key, name: family.info.name, provider: nil,
+      scope: scope.map(ScopeInfo.init) ?? family.info.scope, ownsValue: true)
+  }
+}
+
+extension Pod {
+  /// Builds the async provider with `build` in this pod from now on, discarding its cached
+  /// instance and everything built from it.
+  public func overrideProvider<Value: Sendable>(
+    _ provider: AsyncProvider<Value>,
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @Sendable (Pod) async throws -> Value
+  ) {
+    install(TypedAsyncOverride(provider: provider, scope: scope, build: build))
+  }
+
+  /// Resolves the async provider to `value` in this pod from now on.
+  public func overrideProvider<Value: Sendable>(
+    _ provider: AsyncProvider<Value>, withValue value: Value
+  ) {
+    install(TypedAsyncOverride(provider: provider, value: value))
+  }
+
+  /// Goes back to the async provider's own builder. Does nothing if it is not overridden.
+  public func removeOverrideProvider<Value: Sendable>(_ provider: AsyncProvider<Value>) {
+    change { $0.removeOverride(provider.info.key, family: nil, into: &$1) }
+  }
+
+  /// Builds every member of the async family with `build` in this pod from now on.
+  public func overrideProvider<Argument, Value: Sendable>(
+    _ family: AsyncProviderFamily<Argument, Value>,
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @Sendable (Pod, Argument) async throws -> Value
+  ) {
+    let record = TypedAsyncFamilyOverride(family: family, scope: scope, build: build)
+    change { $0.install(record, family: family.info, into: &$1) }
+  }
+
+  /// Goes back to the async family's own builder.
+  public func removeOverrideProvider<Argument, Value: Sendable>(
+    _ family: AsyncProviderFamily<Argument, Value>
+  ) {
+    change { $0.removeOverride(family.info.key, family: family.info, into: &$1) }
+  }
+
+  /// Discards the async provider's cached instance and everything built from it. A build in
+  /// progress is not cached when it finishes.
+  public func clearCachedInstance<Value: Sendable>(of provider: AsyncProvider<Value>) {
+    change { $0.discard([provider.info.key], reason: .providerCleared, into: &$1) }
+  }
+
+  /// Discards the cached instance of every member of the async family.
+  public func clearCachedInstances<Argument, Value: Sendable>(
+    of family: AsyncProviderFamily<Argument, Value>
+  ) {
+    change { $0.discard($0.members(of: family.info), reason: .providerCleared, into: &$1) }
+  }
+}

@@ -1,0 +1,153 @@
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A dependency built and used on the main actor, such as a view model.
+///
+/// ```swift
+/// let signUpViewModelProvider = MainActorProvider(scope: SignUpFlowScope()) { pod in
+///   SignUpViewModel(service: pod.resolve(signUpServiceProvider))
+/// }
+///
+/// @MainActor func showSignUp() {
+///   let viewModel = pod.resolve(signUpViewModelProvider)
+/// }
+/// ```
+///
+/// Its builder runs on the main actor and can resolve plain providers. Resolving it is
+/// `@MainActor`, so a plain provider's builder cannot resolve it: the compiler says so.
+/// Caching, scopes, overrides, dependency tracking and `onDiscard` work as for ``Provider``;
+/// the hook runs on the main actor, at once when the discard happens there and scheduled onto
+/// it otherwise.
+public final class MainActorProvider<Value>: Sendable {
+  let provider: Provider<Value>
+
+  /// The name used in events and cycle reports.
+  public var name: String { provider.name }
+  /// The scope the pod caches this provider's instances in, unless an override names another.
+  public var scope: any ProviderScope { provider.scope }
+
+  /// Creates a main-actor provider.
+  ///
+  /// - Parameters:
+  ///   - scope: How long instances are cached. ``SingletonScope`` by default.
+  ///   - name: A name for events and cycle reports.
+  ///   - onDiscard: Called on the main actor, once for each instance the pod built, cached
+  ///     and discarded.
+  ///   - fileID: Where the provider is declared; filled in by the compiler.
+  ///   - line: Where the provider is declared; filled in by the compiler.
+  ///   - build: Builds the value on the main actor.
+  public init(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    onDiscard: (@MainActor @Sendable (Value) -> Void)? = nil,
+    fileID: String = #fileID,
+    line: Int = #line,
+    _ build: @escaping @MainActor @Sendable (Pod) -> Value
+  ) {
+    provider = Provider(
+      scope: scope, name: name, onDiscard: onDiscard.map(onMainActor), fileID: fileID, line: line,
+      Self.isolated(build))
+  }
+
+  /// An override for ``Pod/init(overrides:observer:)`` that builds the value another way.
+  public func override(
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @MainActor @Sendable (Pod) -> Value
+  ) -> ProviderOverride {
+    provider.override(scope: scope, with: Self.isolated(build))
+  }
+
+  /// An override for ``Pod/init(overrides:observer:)`` that always resolves to `value`.
+  public func override(withValue value: Value) -> ProviderOverride {
+    provider.override(withValue: value)
+  }
+
+  /// A plain builder that runs `build` on the main actor. The pod runs builders on the thread
+  /// that resolves, and only `@MainActor` code can resolve this provider, so the assumption
+  /// holds.
+  static func isolated(
+    _ build: @escaping @MainActor @Sendable (Pod) -> Value
+  ) -> @Sendable (Pod) -> Value {
+    { pod in MainActor.assumeIsolated { UncheckedSendable(value: build(pod)) }.value }
+  }
+}
+
+extension MainActorProvider: CustomStringConvertible {
+  /// The provider's ``name``.
+  public var description: String { name }
+}
+
+/// A hook that runs on the main actor: at once on the main thread, scheduled otherwise.
+func onMainActor<Value>(
+  _ hook: @escaping @MainActor @Sendable (Value) -> Void
+) -> @Sendable (Value) -> Void {
+  { value in
+    // The value belongs to the main actor; it only passes through here on its way back.
+    let box = UncheckedSendable(value: value)
+    if isMainThread() {
+      MainActor.assumeIsolated { hook(box.value) }
+    } else {
+      Task { @MainActor in hook(box.value) }
+    }
+  }
+}
+
+/// Whether the current thread is the main thread, where the main actor runs. Only asked
+/// when a main-actor hook runs, never on a hot path.
+func isMainThread() -> Bool {
+  #if canImport(Darwin)
+    return pthread_main_np() != 0
+  #elseif os(Linux)
+    // The main thread's id is the process id. `gettid` is not exported to Swift, but
+    // /proc/thread-self links to "<pid>/task/<tid>".
+    var buffer = [CChar](repeating: 0, count: 64)
+    let length = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+    guard length > 0 else { return false }
+    let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return link.split(separator: "/").last.map(String.init) == String(getpid())
+  #else
+    return false
+  #endif
+}
+
+extension Pod {
+  /// Returns the main-actor provider's instance: cached per its scope, built on the main
+  /// actor otherwise.
+  @MainActor
+  public func resolve<Value>(_ provider: MainActorProvider<Value>) -> Value {
+    resolve(provider.provider)
+  }
+
+  /// Builds the main-actor provider with `build` in this pod from now on.
+  @MainActor
+  public func overrideProvider<Value>(
+    _ provider: MainActorProvider<Value>,
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @MainActor @Sendable (Pod) -> Value
+  ) {
+    overrideProvider(provider.provider, scope: scope, with: MainActorProvider.isolated(build))
+  }
+
+  /// Resolves the main-actor provider to `value` in this pod from now on.
+  @MainActor
+  public func overrideProvider<Value>(
+    _ provider: MainActorProvider<Value>, withValue value: Value
+  ) {
+    overrideProvider(provider.provider, withValue: value)
+  }
+
+  /// Goes back to the main-actor provider's own builder.
+  public func removeOverrideProvider<Value>(_ provider: MainActorProvider<Value>) {
+    removeOverrideProvider(provider.provider)
+  }
+
+  /// Discards the main-actor provider's cached instance and everything built from it.
+  public func clearCachedInstance<Value>(of provider: MainActorProvider<Value>) {
+    clearCachedInstance(of: provider.provider)
+  }
+}
