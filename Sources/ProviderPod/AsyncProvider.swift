@@ -188,50 +188,64 @@ extension Pod {
   public func overrideProvider<Value: Sendable>(
     _ provider: AsyncProvider<Value>,
     scope: (any ProviderScope)? = nil,
+    isolation: isolated (any Actor)? = #isolation,
     with build: @escaping @Sendable (Pod) async throws -> Value
   ) {
-    install(TypedAsyncOverride(provider: provider, scope: scope, build: build))
+    install(
+      TypedAsyncOverride(provider: provider, scope: scope, build: build), isolation: isolation)
   }
 
   /// Resolves the async provider to `value` in this pod from now on.
   public func overrideProvider<Value: Sendable>(
-    _ provider: AsyncProvider<Value>, withValue value: Value
+    _ provider: AsyncProvider<Value>, withValue value: Value,
+    isolation: isolated (any Actor)? = #isolation
   ) {
-    install(TypedAsyncOverride(provider: provider, value: value))
+    install(TypedAsyncOverride(provider: provider, value: value), isolation: isolation)
   }
 
   /// Goes back to the async provider's own builder. Does nothing if it is not overridden.
-  public func removeOverrideProvider<Value: Sendable>(_ provider: AsyncProvider<Value>) {
-    change { $0.removeOverride(provider.info.key, family: nil, into: &$1) }
+  public func removeOverrideProvider<Value: Sendable>(
+    _ provider: AsyncProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    change(isolation: isolation) { $0.removeOverride(provider.info.key, family: nil, into: &$1) }
   }
 
   /// Builds every member of the async family with `build` in this pod from now on.
   public func overrideProvider<Argument, Value: Sendable>(
     _ family: AsyncProviderFamily<Argument, Value>,
     scope: (any ProviderScope)? = nil,
+    isolation: isolated (any Actor)? = #isolation,
     with build: @escaping @Sendable (Pod, Argument) async throws -> Value
   ) {
     let record = TypedAsyncFamilyOverride(family: family, scope: scope, build: build)
-    change { $0.install(record, family: family.info, into: &$1) }
+    change(isolation: isolation) { $0.install(record, family: family.info, into: &$1) }
   }
 
   /// Goes back to the async family's own builder.
   public func removeOverrideProvider<Argument, Value: Sendable>(
-    _ family: AsyncProviderFamily<Argument, Value>
+    _ family: AsyncProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change { $0.removeOverride(family.info.key, family: family.info, into: &$1) }
+    change(isolation: isolation) {
+      $0.removeOverride(family.info.key, family: family.info, into: &$1)
+    }
   }
 
   /// Discards the async provider's cached instance and everything built from it. A build in
   /// progress is not cached when it finishes.
-  public func clearCachedInstance<Value: Sendable>(of provider: AsyncProvider<Value>) {
-    change { $0.discard([provider.info.key], reason: .providerCleared, into: &$1) }
+  public func clearCachedInstance<Value: Sendable>(
+    of provider: AsyncProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    change(isolation: isolation) {
+      $0.discard([provider.info.key], reason: .providerCleared, into: &$1)
+    }
   }
 
   /// Discards the cached instance of every member of the async family.
   public func clearCachedInstances<Argument, Value: Sendable>(
-    of family: AsyncProviderFamily<Argument, Value>
+    of family: AsyncProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change { $0.discard($0.members(of: family.info), reason: .providerCleared, into: &$1) }
+    change(isolation: isolation) {
+      $0.discard($0.members(of: family.info), reason: .providerCleared, into: &$1)
+    }
   }
 }

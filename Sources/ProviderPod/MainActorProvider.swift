@@ -1,11 +1,3 @@
-#if canImport(Darwin)
-  import Darwin
-#elseif canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#endif
-
 /// A dependency built and used on the main actor, such as a view model.
 ///
 /// ```swift
@@ -82,14 +74,15 @@ extension MainActorProvider: CustomStringConvertible {
   public var description: String { name }
 }
 
-/// A hook that runs on the main actor: at once on the main thread, scheduled otherwise.
+/// A hook that runs on the main actor: at once when the discard was made from the main actor,
+/// scheduled onto it otherwise.
 func onMainActor<Value>(
   _ hook: @escaping @MainActor @Sendable (Value) -> Void
 ) -> @Sendable (Value) -> Void {
   { value in
     // The value belongs to the main actor; it only passes through here on its way back.
     let box = UncheckedSendable(value: value)
-    if isMainThread() {
+    if Disposal.isOnMainActor {
       MainActor.assumeIsolated { hook(box.value) }
     } else {
       Task { @MainActor in hook(box.value) }
@@ -97,22 +90,11 @@ func onMainActor<Value>(
   }
 }
 
-/// Whether the current thread is the main thread, where the main actor runs. Only asked
-/// when a main-actor hook runs, never on a hot path.
-func isMainThread() -> Bool {
-  #if canImport(Darwin)
-    return pthread_main_np() != 0
-  #elseif os(Linux)
-    // The main thread's id is the process id. `gettid` is not exported to Swift, but
-    // /proc/thread-self links to "<pid>/task/<tid>".
-    var buffer = [CChar](repeating: 0, count: 64)
-    let length = readlink("/proc/thread-self", &buffer, buffer.count - 1)
-    guard length > 0 else { return false }
-    let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return link.split(separator: "/").last.map(String.init) == String(getpid())
-  #else
-    return false
-  #endif
+/// Whether the hooks being run were discarded by a caller isolated to the main actor. Known
+/// from the caller's `#isolation`, not from the thread: the main actor need not run on the
+/// process's main thread (it does not under Swift Testing on Linux).
+enum Disposal {
+  @TaskLocal static var isOnMainActor = false
 }
 
 extension Pod {
@@ -130,7 +112,9 @@ extension Pod {
     scope: (any ProviderScope)? = nil,
     with build: @escaping @MainActor @Sendable (Pod) -> Value
   ) {
-    overrideProvider(provider.provider, scope: scope, with: MainActorProvider.isolated(build))
+    overrideProvider(
+      provider.provider, scope: scope, isolation: MainActor.shared,
+      with: MainActorProvider.isolated(build))
   }
 
   /// Resolves the main-actor provider to `value` in this pod from now on.
@@ -138,16 +122,20 @@ extension Pod {
   public func overrideProvider<Value>(
     _ provider: MainActorProvider<Value>, withValue value: Value
   ) {
-    overrideProvider(provider.provider, withValue: value)
+    overrideProvider(provider.provider, withValue: value, isolation: MainActor.shared)
   }
 
   /// Goes back to the main-actor provider's own builder.
-  public func removeOverrideProvider<Value>(_ provider: MainActorProvider<Value>) {
-    removeOverrideProvider(provider.provider)
+  public func removeOverrideProvider<Value>(
+    _ provider: MainActorProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    removeOverrideProvider(provider.provider, isolation: isolation)
   }
 
   /// Discards the main-actor provider's cached instance and everything built from it.
-  public func clearCachedInstance<Value>(of provider: MainActorProvider<Value>) {
-    clearCachedInstance(of: provider.provider)
+  public func clearCachedInstance<Value>(
+    of provider: MainActorProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    clearCachedInstance(of: provider.provider, isolation: isolation)
   }
 }

@@ -173,23 +173,28 @@ public final class Pod: @unchecked Sendable {
   public func overrideProvider<Value>(
     _ provider: Provider<Value>,
     scope: (any ProviderScope)? = nil,
-    with build: @escaping @Sendable (Pod) -> Value
+    isolation: isolated (any Actor)? = #isolation, with build: @escaping @Sendable (Pod) -> Value
   ) {
-    install(TypedOverride(provider: provider, scope: scope, build: build))
+    install(TypedOverride(provider: provider, scope: scope, build: build), isolation: isolation)
   }
 
   /// Resolves the provider to `value` in this pod from now on.
   ///
   /// The value is cached in the provider's scope; the provider's earlier instance and
   /// everything built from it are discarded.
-  public func overrideProvider<Value>(_ provider: Provider<Value>, withValue value: Value) {
-    install(TypedOverride(provider: provider, value: value))
+  public func overrideProvider<Value>(
+    _ provider: Provider<Value>, withValue value: Value,
+    isolation: isolated (any Actor)? = #isolation
+  ) {
+    install(TypedOverride(provider: provider, value: value), isolation: isolation)
   }
 
   /// Goes back to the provider's own builder, discarding the override's instance and
   /// everything built from it. Does nothing if the provider is not overridden in this pod.
-  public func removeOverrideProvider<Value>(_ provider: Provider<Value>) {
-    change { $0.removeOverride(provider.info.key, family: nil, into: &$1) }
+  public func removeOverrideProvider<Value>(
+    _ provider: Provider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    change(isolation: isolation) { $0.removeOverride(provider.info.key, family: nil, into: &$1) }
   }
 
   /// Builds every member of `family` with `build` in this pod from now on. An override of one
@@ -208,30 +213,42 @@ public final class Pod: @unchecked Sendable {
   public func overrideProvider<Argument, Value>(
     _ family: ProviderFamily<Argument, Value>,
     scope: (any ProviderScope)? = nil,
+    isolation: isolated (any Actor)? = #isolation,
     with build: @escaping @Sendable (Pod, Argument) -> Value
   ) {
     let record = TypedFamilyOverride(family: family, scope: scope, build: build)
-    change { $0.install(record, family: family.info, into: &$1) }
+    change(isolation: isolation) { $0.install(record, family: family.info, into: &$1) }
   }
 
   /// Goes back to the family's own builder for every member without an override of its own,
   /// discarding every cached member and everything built from one. Does nothing if the family
   /// is not overridden in this pod.
-  public func removeOverrideProvider<Argument, Value>(_ family: ProviderFamily<Argument, Value>) {
-    change { $0.removeOverride(family.info.key, family: family.info, into: &$1) }
+  public func removeOverrideProvider<Argument, Value>(
+    _ family: ProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    change(isolation: isolation) {
+      $0.removeOverride(family.info.key, family: family.info, into: &$1)
+    }
   }
 
-  func install(_ record: OverrideRecord) {
-    change { $0.install(record, family: nil, into: &$1) }
+  func install(_ record: OverrideRecord, isolation: (any Actor)?) {
+    change(isolation: isolation) { $0.install(record, family: nil, into: &$1) }
   }
 
   /// Applies a change to the state, then reports its events and runs its disposal hooks,
   /// outside the lock and before returning.
-  func change(_ body: (inout PodState, inout PodState.Aftermath) -> Void) {
+  func change(
+    isolation: (any Actor)?, _ body: (inout PodState, inout PodState.Aftermath) -> Void
+  ) {
     var after = PodState.Aftermath()
     core.state.withLock { body(&$0, &after) }
     report(after.events)
-    for entry in after.disposals { entry.dispose() }
+    guard !after.disposals.isEmpty else { return }
+    // Main-actor hooks run at once when the caller is on the main actor (see onMainActor).
+    let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
+    Disposal.$isOnMainActor.withValue(onMainActor) {
+      for entry in after.disposals { entry.dispose() }
+    }
   }
 
   // MARK: Scopes
@@ -246,11 +263,13 @@ public final class Pod: @unchecked Sendable {
   /// Clearing ``SingletonScope`` or ``AlwaysCreateNewScope`` does nothing. A build of an
   /// instance in a cleared scope that is running at the same time is not cached: its caller
   /// gets the instance, the next resolve builds a new one.
-  public func clearCachedInstances(forScope scope: any ProviderScope) {
+  public func clearCachedInstances(
+    forScope scope: any ProviderScope, isolation: isolated (any Actor)? = #isolation
+  ) {
     // `children` is user code: walk the tree before taking the lock.
     let scopes = ScopeInfo.clearableSubtree(of: scope)
     guard !scopes.isEmpty else { return }
-    change { $0.clear(scopes: scopes, into: &$1) }
+    change(isolation: isolation) { $0.clear(scopes: scopes, into: &$1) }
   }
 
   /// Discards the provider's cached instance and everything built from it, leaving its scope
@@ -259,14 +278,22 @@ public final class Pod: @unchecked Sendable {
   /// ```swift
   /// pod.clearCachedInstance(of: profileProvider)  // the next resolve builds a fresh one
   /// ```
-  public func clearCachedInstance<Value>(of provider: Provider<Value>) {
-    change { $0.discard([provider.info.key], reason: .providerCleared, into: &$1) }
+  public func clearCachedInstance<Value>(
+    of provider: Provider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    change(isolation: isolation) {
+      $0.discard([provider.info.key], reason: .providerCleared, into: &$1)
+    }
   }
 
   /// Discards the cached instance of every member of `family`, and everything built from
   /// one.
-  public func clearCachedInstances<Argument, Value>(of family: ProviderFamily<Argument, Value>) {
-    change { $0.discard($0.members(of: family.info), reason: .providerCleared, into: &$1) }
+  public func clearCachedInstances<Argument, Value>(
+    of family: ProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    change(isolation: isolation) {
+      $0.discard($0.members(of: family.info), reason: .providerCleared, into: &$1)
+    }
   }
 
   // MARK: Introspection
