@@ -24,6 +24,12 @@ let package = Package(
       name: "ProviderPodTests",
       dependencies: ["ProviderPod"]
     ),
+    // Compiled the way Xcode 26 compiles apps: default MainActor isolation.
+    .testTarget(
+      name: "MainActorDefaultTests",
+      dependencies: ["ProviderPod"],
+      swiftSettings: [.defaultIsolation(MainActor.self)]
+    ),
     .testTarget(
       name: "SignUpDemoTests",
       dependencies: ["SignUpDemo", "ProviderPod"]

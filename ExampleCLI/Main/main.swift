@@ -2,7 +2,7 @@ import Foundation
 import SignUpDemo
 
 // Everything testable lives in SignUpDemo; this only connects it to the process.
-let status = DemoCommandLine.run(
+let status = await DemoCommandLine.run(
   arguments: Array(CommandLine.arguments.dropFirst()),
   transcript: Transcript(echo: true),
   isTerminal: isatty(STDIN_FILENO) == 1,

@@ -8,6 +8,14 @@ final class AppConfiguration: CustomStringConvertible {
   var description: String { label }
 }
 
+/// The sign-up rules, fetched from the server when the app starts. Built by an
+/// `AsyncProvider`: the load is shared by everyone who asks while it is running.
+struct SignUpConfiguration: Sendable, CustomStringConvertible {
+  let label: String
+  let requiresName: Bool
+  var description: String { label }
+}
+
 /// What the app sends to its server.
 protocol HTTPClient: AnyObject, CustomStringConvertible {
   /// Sends a POST and returns the status code.

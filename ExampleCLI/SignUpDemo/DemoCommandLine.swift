@@ -26,9 +26,9 @@ public enum DemoCommandLine {
   public static func run(
     arguments: [String], transcript: Transcript, isTerminal: Bool,
     readLine: () -> String?, prompt: (String) -> Void = { _ in }
-  ) -> Int32 {
+  ) async -> Int32 {
     if arguments.isEmpty {
-      return ScriptedTour.run(transcript: transcript) ? 0 : 1
+      return await ScriptedTour.run(transcript: transcript) ? 0 : 1
     }
     if arguments == ["--help"] || arguments == ["-h"] {
       transcript.write(usage)

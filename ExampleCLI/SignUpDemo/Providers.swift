@@ -58,3 +58,11 @@ let profileStepViewModelProvider = Provider(
     session: pod.resolve(signUpSessionProvider),
     validator: pod.resolve(nameValidatorProvider))
 }
+
+let signUpConfigurationProvider = AsyncProvider(name: "SignUpConfiguration") { pod in
+  // Stands in for a network request: suspends, then builds from what it fetched.
+  await Task.yield()
+  let client = pod.resolve(httpClientProvider)
+  _ = client.post("/config", body: "")
+  return SignUpConfiguration(label: pod.label("SignUpConfiguration"), requiresName: true)
+}

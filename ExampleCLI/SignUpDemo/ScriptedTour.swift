@@ -4,7 +4,7 @@ import ProviderPod
 enum ScriptedTour {
   /// Runs the tour; returns false if any step was refused (which would be a bug).
   @discardableResult
-  static func run(transcript: Transcript) -> Bool {
+  static func run(transcript: Transcript) async -> Bool {
     let trace = TraceObserver(transcript: transcript)
     let pod = Pod(observer: trace)
     let flow = SignUpFlow(pod: pod, transcript: transcript)
@@ -28,6 +28,20 @@ enum ScriptedTour {
       """)
 
     var ok = true
+    write("")
+    write(
+      "0. The app starts and loads its sign-up configuration (an AsyncProvider).".padded(to: 60))
+    do {
+      // Two screens ask at once: the load runs once, both get its result.
+      async let first = pod.resolve(signUpConfigurationProvider)
+      async let second = pod.resolve(signUpConfigurationProvider)
+      let (a, b) = try await (first, second)
+      write("  two screens asked at once; both got \(a) and \(b): one load, shared")
+    } catch {
+      transcript.write("error: \(error)", to: .error)
+      ok = false
+    }
+
     func step(_ number: Int, _ narration: String, _ command: String, _ action: () throws -> Void) {
       write("")
       write("\(number). \(narration)".padded(to: 60) + "> \(command)")

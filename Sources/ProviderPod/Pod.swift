@@ -169,6 +169,8 @@ public final class Pod: @unchecked Sendable {
   /// - Parameters:
   ///   - provider: The provider to override.
   ///   - scope: The scope for the override's instances; the provider's own scope if nil.
+  ///   - isolation: The caller's actor, filled in by the compiler: main-actor `onDiscard`
+  ///     hooks run at once when it is the main actor.
   ///   - build: The replacement builder.
   public func overrideProvider<Value>(
     _ provider: Provider<Value>,
@@ -209,6 +211,8 @@ public final class Pod: @unchecked Sendable {
   /// - Parameters:
   ///   - family: The family to override.
   ///   - scope: The scope for the override's instances; the family's own scope if nil.
+  ///   - isolation: The caller's actor, filled in by the compiler: main-actor `onDiscard`
+  ///     hooks run at once when it is the main actor.
   ///   - build: The replacement builder.
   public func overrideProvider<Argument, Value>(
     _ family: ProviderFamily<Argument, Value>,

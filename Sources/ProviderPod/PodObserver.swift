@@ -47,8 +47,8 @@ public enum DiscardReason: Sendable, Equatable {
   case dependencyDiscarded
   /// An override of its provider (or of its provider's family) was added, replaced or removed.
   case overrideChanged
-  /// Its provider was cleared explicitly, with ``Pod/clearCachedInstance(of:)`` or
-  /// ``Pod/clearCachedInstances(of:)``.
+  /// Its provider was cleared explicitly, with `Pod.clearCachedInstance(of:)` or
+  /// `Pod.clearCachedInstances(of:)`.
   case providerCleared
 }
 

@@ -109,6 +109,35 @@ private let draftProvider = Provider(
   SignUpDraft(session: pod.resolve(sessionProvider))
 }
 
+private struct RemoteConfig: Sendable, Equatable {
+  let welcome: String
+}
+
+extension API {
+  fileprivate func fetchConfiguration() async throws -> RemoteConfig {
+    await Task.yield()
+    return RemoteConfig(welcome: "hi")
+  }
+}
+
+@MainActor
+private final class SignUpViewModel {
+  let session: SignUpSession
+  init(session: SignUpSession) { self.session = session }
+}
+
+private let remoteConfigProvider = AsyncProvider(name: "remoteConfigProvider") { pod in
+  try await pod.resolve(apiProvider).fetchConfiguration()
+}
+
+private let signUpViewModelProvider = MainActorProvider(scope: SignUpFlowScope()) { pod in
+  SignUpViewModel(session: pod.resolve(sessionProvider))
+}
+
+@MainActor private func showSignUp(pod: Pod) -> SignUpViewModel {
+  pod.resolve(signUpViewModelProvider)
+}
+
 private struct PrintingObserver: PodObserver {
   func pod(_ pod: Pod, didReport event: PodEvent) { print(event) }
 }
@@ -211,6 +240,21 @@ struct ReadmeExamplesTests {
     pod.clearCachedInstances(forScope: SignUpFlowScope())
     #expect(draft.isClosed)
     #expect(pod.resolve(draftProvider) !== draft)
+  }
+
+  @Test("async providers")
+  func asyncProviders() async throws {
+    let pod = Pod()
+    let config = try await pod.resolve(remoteConfigProvider)
+    #expect(config == RemoteConfig(welcome: "hi"))
+  }
+
+  @Test("main-actor providers")
+  func mainActorProviders() {
+    let pod = Pod()
+    let viewModel = showSignUp(pod: pod)
+    #expect(showSignUp(pod: pod) === viewModel)
+    #expect(viewModel.session === pod.resolve(sessionProvider))
   }
 
   @Test("observing the pod")

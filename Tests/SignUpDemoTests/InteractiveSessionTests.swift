@@ -6,10 +6,10 @@ import Testing
 /// Feeds lines to the interactive mode the way a pipe would.
 private func runInteractive(
   _ lines: [String], isTerminal: Bool = false, prompts: Shared<Int>? = nil
-) -> (status: Int32, transcript: Transcript, unread: Int) {
+) async -> (status: Int32, transcript: Transcript, unread: Int) {
   let transcript = Transcript()
   var input = lines[...]
-  let status = DemoCommandLine.run(
+  let status = await DemoCommandLine.run(
     arguments: ["--interactive"], transcript: transcript, isTerminal: isTerminal,
     readLine: { input.popFirst() },
     prompt: { _ in prompts?.increment() })
@@ -28,9 +28,9 @@ extension Shared where Value == Int {
 @Suite("Interactive session")
 struct InteractiveSessionTests {
   @Test("a whole sign-up from a pipe: no prompts, exit 0 at end of input")
-  func wholeSession() {
+  func wholeSession() async {
     let prompts = Shared(0)
-    let (status, transcript, _) = runInteractive(
+    let (status, transcript, _) = await runInteractive(
       [
         "start", "email ada@example.com", "back", "profile Ada Lovelace", "status", "graph",
         "finish", "status",
@@ -53,9 +53,9 @@ struct InteractiveSessionTests {
   }
 
   @Test("at a terminal it greets and prompts before every line")
-  func terminal() {
+  func terminal() async {
     let prompts = Shared(0)
-    let (status, transcript, _) = runInteractive(
+    let (status, transcript, _) = await runInteractive(
       ["help", "status"], isTerminal: true, prompts: prompts)
     #expect(status == 0)
     #expect(prompts.value == 3)  // two commands, then the end of input
@@ -64,8 +64,8 @@ struct InteractiveSessionTests {
   }
 
   @Test("quit stops reading input")
-  func quit() {
-    let (status, _, unread) = runInteractive(["start", "quit", "finish"])
+  func quit() async {
+    let (status, _, unread) = await runInteractive(["start", "quit", "finish"])
     #expect(status == 0)
     #expect(unread == 1)
   }
@@ -84,16 +84,16 @@ struct InteractiveSessionTests {
       ("finish", "error: no sign-up in progress: type 'start' first"),
       ("cancel", "error: no sign-up in progress"),
     ])
-  func errors(line: String, message: String) {
-    let (status, transcript, _) = runInteractive([line, "status"])
+  func errors(line: String, message: String) async {
+    let (status, transcript, _) = await runInteractive([line, "status"])
     #expect(status == 0)
     #expect(transcript.errors == message)
     #expect(transcript.output.contains("screen: no sign-up in progress"))
   }
 
   @Test("the flow refuses what a screen does not allow")
-  func refusals() {
-    let (_, transcript, _) = runInteractive([
+  func refusals() async {
+    let (_, transcript, _) = await runInteractive([
       "start", "start", "back", "profile Ada", "finish", "email nope", "email a@b.co",
       "email again@b.co", "profile A", "finish", "cancel", "status",
     ])
@@ -114,8 +114,8 @@ struct InteractiveSessionTests {
   }
 
   @Test("trace off hides the pod's events; comments and blank lines are ignored")
-  func traceOff() {
-    let (_, transcript, _) = runInteractive([
+  func traceOff() async {
+    let (_, transcript, _) = await runInteractive([
       "# a comment", "", "trace off", "start", "trace on", "cancel",
     ])
     #expect(!transcript.output.contains("+ built"))
@@ -124,8 +124,10 @@ struct InteractiveSessionTests {
   }
 
   @Test("graph dot and graph mermaid print the renderings")
-  func graphFormats() {
-    let (_, transcript, _) = runInteractive(["trace off", "start", "graph dot", "graph mermaid"])
+  func graphFormats() async {
+    let (_, transcript, _) = await runInteractive([
+      "trace off", "start", "graph dot", "graph mermaid",
+    ])
     #expect(transcript.output.contains("digraph ProviderPod {"))
     #expect(transcript.output.contains("flowchart LR"))
     #expect(!transcript.output.contains("InstanceLabels"))
@@ -134,39 +136,39 @@ struct InteractiveSessionTests {
 
 @Suite("Command line")
 struct CommandLineTests {
-  private func run(_ arguments: [String]) -> (Int32, Transcript) {
+  private func run(_ arguments: [String]) async -> (Int32, Transcript) {
     let transcript = Transcript()
-    let status = DemoCommandLine.run(
+    let status = await DemoCommandLine.run(
       arguments: arguments, transcript: transcript, isTerminal: false, readLine: { nil })
     return (status, transcript)
   }
 
   @Test("--help explains both modes")
-  func help() {
-    let (status, transcript) = run(["--help"])
+  func help() async {
+    let (status, transcript) = await run(["--help"])
     #expect(status == 0)
     #expect(transcript.output.contains("--interactive"))
     #expect(transcript.output.contains("a scripted walk-through"))
   }
 
   @Test("unknown arguments are a usage error")
-  func unknownArguments() {
-    let (status, transcript) = run(["--fly"])
+  func unknownArguments() async {
+    let (status, transcript) = await run(["--fly"])
     #expect(status == 64)
     #expect(transcript.errors == "error: unknown arguments '--fly': see ExampleCLI --help")
   }
 
   @Test("--graph prints the graph of a sign-up in progress", arguments: ["text", "dot", "mermaid"])
-  func graph(format: String) {
-    let (status, transcript) = run(["--graph", format])
+  func graph(format: String) async {
+    let (status, transcript) = await run(["--graph", format])
     #expect(status == 0)
     #expect(transcript.output.contains("ProfileStepViewModel"))
     #expect(transcript.errors.isEmpty)
   }
 
   @Test("no arguments runs the scripted tour")
-  func tour() {
-    let (status, transcript) = run([])
+  func tour() async {
+    let (status, transcript) = await run([])
     #expect(status == 0)
     #expect(transcript.output.hasPrefix("ProviderPod demo: a sign-up flow"))
   }

@@ -8,7 +8,7 @@ struct ScriptedTourTests {
   let transcript = Transcript()
   let succeeded: Bool
 
-  init() { succeeded = ScriptedTour.run(transcript: transcript) }
+  init() async { succeeded = await ScriptedTour.run(transcript: transcript) }
 
   @Test("runs every step without a refusal or an error")
   func runsCleanly() {
@@ -63,6 +63,14 @@ struct ScriptedTourTests {
         "- discarded  SignUpService#1          SignUpFlowScope  (it was built from a discarded instance)"
       ))
     #expect(step8.contains("with HTTPClient#1: status 201"))
+  }
+
+  @Test("the async configuration is loaded once for two screens asking at once")
+  func asyncConfiguration() {
+    let step0 = section(0)
+    #expect(step0.contains("+ built      SignUpConfiguration#1"))
+    #expect(step0.contains("both got SignUpConfiguration#1 and SignUpConfiguration#1"))
+    #expect(!transcript.output.contains("SignUpConfiguration#2"))
   }
 
   @Test("ends with the live pod's dependency graph")
