@@ -66,11 +66,13 @@ struct PodState {
   /// Removes every cached instance, for the pod going away; returns those with hooks,
   /// dependents first.
   mutating func discardAll() -> [CacheEntry] {
-    let builtFrom = reverseDependencies()
-    let all = entries
-    entries = [:]
-    scopeMembers = [:]
-    return Self.dependentsFirst(all, builtFrom: builtFrom).filter(\.hasDisposal)
+    defer {
+      entries = [:]
+      scopeMembers = [:]
+    }
+    // Most pods have no hooks to run: then there is no order to work out.
+    guard entries.values.contains(where: \.hasDisposal) else { return [] }
+    return Self.dependentsFirst(entries, builtFrom: reverseDependencies()).filter(\.hasDisposal)
   }
 
   /// `entries` ordered so that every instance comes before those it was built from.
