@@ -62,12 +62,15 @@ public final class Pod: @unchecked Sendable {
     guard !isView else { return }
     // Idle views hold the core; the core's state holds them. Let them go with the pod, and
     // dispose of what the pod built (no events: there is no pod left to report about).
-    let disposals = core.state.withLock {
+    // Everything taken out under the lock is released after it (see Aftermath.released).
+    let (spares, (released, disposals)) = core.state.withLock {
       $0.isRootAlive = false
+      let spares = $0.spareViews
       $0.spareViews = []
-      return $0.discardAll()
+      return (spares, $0.discardAll())
     }
     for entry in disposals { entry.dispose() }
+    withExtendedLifetime((spares, released)) {}
   }
 
   /// Returns the provider's instance: the cached one if its scope has one, otherwise a new
@@ -246,6 +249,7 @@ public final class Pod: @unchecked Sendable {
   ) {
     var after = PodState.Aftermath()
     core.state.withLock { body(&$0, &after) }
+    defer { withExtendedLifetime(after.released) {} }
     report(after.events)
     guard !after.disposals.isEmpty else { return }
     // Main-actor hooks run at once when the caller is on the main actor (see onMainActor).

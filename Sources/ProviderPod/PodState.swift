@@ -27,6 +27,9 @@ struct PodState {
   struct Aftermath {
     var events: [PodEvent] = []
     var disposals: [CacheEntry] = []
+    /// Every entry removed, kept until the lock is released: dropping a value can run user
+    /// code (deinits), even the pod's own deinit, which takes the lock.
+    var released: [AnyObject] = []
   }
 
   // MARK: Discarding
@@ -59,20 +62,25 @@ struct PodState {
         pending.append((dependent, .dependencyDiscarded))
       }
     }
+    after.released.append(contentsOf: removed.values.map { $0 as AnyObject })
     after.disposals.append(
       contentsOf: Self.dependentsFirst(removed, builtFrom: builtFrom).filter(\.hasDisposal))
   }
 
   /// Removes every cached instance, for the pod going away; returns those with hooks,
   /// dependents first.
-  mutating func discardAll() -> [CacheEntry] {
+  /// Removes every cached instance, for the pod going away. Returns them all (to be released
+  /// after the lock) and those with hooks, dependents first.
+  mutating func discardAll() -> (released: [CacheEntry], disposals: [CacheEntry]) {
+    let all = entries
     defer {
       entries = [:]
       scopeMembers = [:]
     }
     // Most pods have no hooks to run: then there is no order to work out.
-    guard entries.values.contains(where: \.hasDisposal) else { return [] }
-    return Self.dependentsFirst(entries, builtFrom: reverseDependencies()).filter(\.hasDisposal)
+    guard all.values.contains(where: \.hasDisposal) else { return (Array(all.values), []) }
+    let order = Self.dependentsFirst(all, builtFrom: reverseDependencies())
+    return (Array(all.values), order.filter(\.hasDisposal))
   }
 
   /// `entries` ordered so that every instance comes before those it was built from.
@@ -166,7 +174,9 @@ struct PodState {
   mutating func install(
     _ record: OverrideRecord, family: FamilyInfo?, into after: inout Aftermath
   ) {
-    overrides[record.providerKey] = record
+    if let replaced = overrides.updateValue(record, forKey: record.providerKey) {
+      after.released.append(replaced)
+    }
     after.events.append(.overridden(provider: record.name))
     discard(keys(overriddenBy: record, family: family), reason: .overrideChanged, into: &after)
   }
@@ -175,6 +185,7 @@ struct PodState {
     _ key: ProviderKey, family: FamilyInfo?, into after: inout Aftermath
   ) {
     guard let record = overrides.removeValue(forKey: key) else { return }
+    after.released.append(record)
     after.events.append(.overridden(provider: record.name))
     discard(keys(overriddenBy: record, family: family), reason: .overrideChanged, into: &after)
   }

@@ -1,3 +1,4 @@
+import Foundation
 import ProviderPod
 import Testing
 
@@ -58,5 +59,43 @@ struct PodLifetimeTests {
     #expect(kept.resolve(keeper) == 1)
     pod.clearCachedInstances(forScope: StepScope())
     #expect(pod.resolve(keeper) == 1)  // still cached: it was not built from target
+  }
+}
+
+/// Holds the pod itself: the retain cycle the README warns about.
+final class PodKeeper: @unchecked Sendable {
+  var pod: Pod?
+}
+
+let lastReferenceBox = StrongPodBoxForExit()
+final class StrongPodBoxForExit: @unchecked Sendable {
+  var root: Pod?
+  var view: Pod?
+}
+
+let podKeepingProvider = Provider(scope: StepScope(), name: "podKeeping") { _ in
+  let keeper = PodKeeper()
+  keeper.pod = lastReferenceBox.root
+  return keeper
+}
+let viewKeepingProvider = Provider(name: "viewKeeping") { pod in
+  lastReferenceBox.view = pod
+  return 0
+}
+
+@Suite("Pod lifetime under the lock")
+struct PodLifetimeUnderLockTests {
+  @Test("a discard that drops the pod's last reference does not deadlock")
+  func lastReferenceDroppedByDiscard() async {
+    await #expect(processExitsWith: .success) {
+      alarm(10)  // a deadlock would hang: this turns it into a failed exit
+      lastReferenceBox.root = Pod()
+      _ = lastReferenceBox.root!.resolve(podKeepingProvider)
+      _ = lastReferenceBox.root!.resolve(viewKeepingProvider)
+      lastReferenceBox.root = nil  // now only the cached PodKeeper holds the pod
+      // Clearing through the builder's view drops that last reference.
+      lastReferenceBox.view!.clearCachedInstances(forScope: StepScope())
+      exit(0)
+    }
   }
 }
