@@ -43,12 +43,8 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
     line: Int = #line,
     _ build: @escaping @Sendable (Pod) async throws -> Value
   ) {
-    let fileName = fileID.split(separator: "/").last.map(String.init) ?? fileID
-    let location = "\(fileName):\(line)"
-    let resolvedName = name ?? "\(Value.self) (\(location))"
     info = ProviderInfo(
-      name: resolvedName, cycleLabel: name.map { "\($0) (\(location))" } ?? resolvedName,
-      scope: ScopeInfo(scope))
+      givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope)
     self.build = build
     self.onDiscard = onDiscard
     familyBuild = nil
@@ -112,9 +108,8 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
     line: Int = #line,
     _ build: @escaping @Sendable (Pod, Argument) async throws -> Value
   ) {
-    let fileName = fileID.split(separator: "/").last.map(String.init) ?? fileID
     info = FamilyInfo(
-      name: name, typeName: "\(Value.self)", location: "\(fileName):\(line)",
+      name: name, typeName: "\(Value.self)", location: declarationSite(fileID: fileID, line: line),
       scope: ScopeInfo(scope))
     self.build = build
     self.onDiscard = onDiscard

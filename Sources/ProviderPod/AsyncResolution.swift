@@ -86,12 +86,7 @@ extension Pod {
   ///   while waiting.
   public func resolve<Value: Sendable>(_ provider: AsyncProvider<Value>) async throws -> Value {
     let info = provider.info
-    if !isView, !core.isObserved, !info.isAlwaysNew {
-      let key = info.key
-      if let entry = core.state.withLock({ $0.entries[key] }), entry.isStrong {
-        return entry.value(as: Value.self)
-      }
-    }
+    if let entry = cachedEntry(of: info) { return entry.value(as: Value.self) }
     let reporting = core.isObserved
     let caller = isView ? self : nil
     let newBuild = AsyncBuild<Value>()
@@ -168,16 +163,9 @@ extension Pod {
       } catch {
         result = .failure(error)
       }
-      var entry: CacheEntry?
-      if case .success(let value) = result {
-        if view.scope.kind != .weak {
-          let ownsValue = override?.ownsValue ?? true
-          entry = StrongEntry(
-            value: value, provider: provider.info, scope: view.scope,
-            onDiscard: ownsValue ? provider.onDiscard : nil)
-        } else if let object = classInstance(value) {
-          entry = WeakEntry(object: object, provider: provider.info, scope: view.scope)
-        }
+      let entry = (try? result.get()).flatMap {
+        view.entry(
+          caching: $0, for: provider.info, override: override, onDiscard: provider.onDiscard)
       }
       let reporting = core.isObserved
       var events: [PodEvent] = []

@@ -80,16 +80,19 @@ public final class Pod: @unchecked Sendable {
   /// provider that needs itself, directly or through others, stops the program with the
   /// whole chain of providers (see <doc:Concurrency> for cycles across threads).
   public func resolve<Value>(_ provider: Provider<Value>) -> Value {
-    let info = provider.info
-    if !isView, !core.isObserved, !info.isAlwaysNew {
-      // The hot path: a cached instance and nothing else touched. Only non-generic types
-      // cross the lock: a `Value?` would have its metadata looked up on every call.
-      let key = info.key
-      if let entry = core.state.withLock({ $0.entries[key] }), entry.isStrong {
-        return entry.value(as: Value.self)
-      }
-    }
+    if let entry = cachedEntry(of: provider.info) { return entry.value(as: Value.self) }
     return resolveUncached(provider)
+  }
+
+  /// The hot path: the provider's cached instance, with nothing else touched, when this is
+  /// the pod itself and nobody observes it. Only non-generic types cross the lock: a `Value?`
+  /// would have its metadata looked up on every call.
+  @inline(__always)
+  func cachedEntry(of info: ProviderInfo) -> CacheEntry? {
+    guard !isView, !core.isObserved, !info.isAlwaysNew else { return nil }
+    let key = info.key
+    guard let entry = core.state.withLock({ $0.entries[key] }), entry.isStrong else { return nil }
+    return entry
   }
 
   private func resolveUncached<Value>(_ provider: Provider<Value>) -> Value {
@@ -135,18 +138,12 @@ public final class Pod: @unchecked Sendable {
     } else {
       value = provider.build(view)
     }
-    var entry: CacheEntry?
-    if view.caches {
-      if view.scope.kind != .weak {
-        // The pod owns what it built, but not a value handed to it with `withValue:`.
-        let ownsValue = override?.ownsValue ?? true
-        entry = StrongEntry(
-          value: value, provider: provider.info, scope: view.scope,
-          onDiscard: ownsValue ? provider.onDiscard : nil)
-      } else if let object = classInstance(value) {
-        entry = WeakEntry(object: object, provider: provider.info, scope: view.scope)
-      }
-    }
+    // Checked here too: an always-new build (the hot case) need not pass its hook along.
+    let entry =
+      view.caches
+      ? view.entry(
+        caching: value, for: provider.info, override: override, onDiscard: provider.onDiscard)
+      : nil
     let reporting = core.isObserved
     let caller = isView ? self : nil
     var events: [PodEvent] = []

@@ -83,6 +83,22 @@ extension Pod {
     if frame.pointee.asyncBuild != nil { frame.pointee.asyncBuild = nil }
   }
 
+  /// The entry to cache for `value`, built in this view: nil when the build does not cache,
+  /// or when its scope is ``WeakScope`` and the value is not an object. The pod owns what it
+  /// built, but not a value handed to it with `withValue:`, so only the former gets the hook.
+  func entry<Value>(
+    caching value: Value, for provider: ProviderInfo, override: OverrideRecord?,
+    onDiscard: (@Sendable (Value) -> Void)?
+  ) -> CacheEntry? {
+    guard caches else { return nil }
+    if scope.kind != .weak {
+      let ownsValue = override?.ownsValue ?? true
+      return StrongEntry(
+        value: value, provider: provider, scope: scope, onDiscard: ownsValue ? onDiscard : nil)
+    }
+    return classInstance(value).map { WeakEntry(object: $0, provider: provider, scope: scope) }
+  }
+
   /// The nearest caching build at or above this frame: the instance that depends on whatever
   /// this frame resolves.
   var owner: Pod? {

@@ -56,12 +56,8 @@ public final class Provider<Value>: Sendable {
     line: Int = #line,
     _ build: @escaping @Sendable (Pod) -> Value
   ) {
-    let fileName = fileID.split(separator: "/").last.map(String.init) ?? fileID
-    let location = "\(fileName):\(line)"
-    let resolvedName = name ?? "\(Value.self) (\(location))"
     self.info = ProviderInfo(
-      name: resolvedName, cycleLabel: name.map { "\($0) (\(location))" } ?? resolvedName,
-      scope: ScopeInfo(scope))
+      givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope)
     self.build = build
     self.onDiscard = onDiscard
     self.familyBuild = nil

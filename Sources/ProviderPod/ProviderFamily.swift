@@ -49,9 +49,8 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
     line: Int = #line,
     _ build: @escaping @Sendable (Pod, Argument) -> Value
   ) {
-    let fileName = fileID.split(separator: "/").last.map(String.init) ?? fileID
     info = FamilyInfo(
-      name: name, typeName: "\(Value.self)", location: "\(fileName):\(line)",
+      name: name, typeName: "\(Value.self)", location: declarationSite(fileID: fileID, line: line),
       scope: ScopeInfo(scope))
     self.build = build
     self.onDiscard = onDiscard

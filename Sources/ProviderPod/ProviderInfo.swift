@@ -24,6 +24,27 @@ final class ProviderInfo: Sendable {
   }
 }
 
+extension ProviderInfo {
+  /// A provider's identity from what its initializer was given: the given name, or the value
+  /// type and where it was declared, such as `Session (SignUp.swift:12)`. Cycle reports add
+  /// the declaration site to a given name too.
+  convenience init(
+    givenName: String?, typeName: String, fileID: String, line: Int, scope: any ProviderScope
+  ) {
+    let location = declarationSite(fileID: fileID, line: line)
+    let name = givenName ?? "\(typeName) (\(location))"
+    self.init(
+      name: name, cycleLabel: givenName.map { "\($0) (\(location))" } ?? name,
+      scope: ScopeInfo(scope))
+  }
+}
+
+/// `File.swift:12` from a `#fileID` and a `#line`.
+func declarationSite(fileID: String, line: Int) -> String {
+  let fileName = fileID.split(separator: "/").last.map(String.init) ?? fileID
+  return "\(fileName):\(line)"
+}
+
 /// A provider's identity in the pod's tables: the address of its `ProviderInfo`, which every
 /// table entry keeps alive, so an address is never reused while a table still holds it.
 struct ProviderKey: Hashable, Sendable {
