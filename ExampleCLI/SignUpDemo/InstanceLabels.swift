@@ -29,7 +29,7 @@ final class InstanceLabels: @unchecked Sendable {
 /// Demo plumbing, not part of the app model: hidden from traces and graphs.
 let instanceLabelsProvider = Provider(name: "InstanceLabels") { _ in InstanceLabels() }
 
-extension Pod {
+extension ProviderResolver {
   /// A visible identity for a new instance of `type`.
   func label(_ type: String, provider: String? = nil) -> String {
     resolve(instanceLabelsProvider).next(type, provider: provider)

@@ -15,10 +15,10 @@
 /// is cancelled. Its builder can resolve plain and async providers through the pod it receives.
 public final class AsyncProvider<Value: Sendable>: Sendable {
   let info: ProviderInfo
-  let build: @Sendable (Pod) async throws -> Value
-  let onDiscard: (@Sendable (Value) -> Void)?
+  let build: @Sendable (BuildContext) async throws -> Value
+  let onDiscard: DisposalHook<Value>?
   /// For a family member: builds it with the family's override.
-  let familyBuild: (@Sendable (Pod, OverrideRecord) async throws -> Value)?
+  let familyBuild: (@Sendable (BuildContext, OverrideRecord) async throws -> Value)?
 
   /// The name used in events and cycle reports.
   public var name: String { info.name }
@@ -41,19 +41,19 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
-    _ build: @escaping @Sendable (Pod) async throws -> Value
+    _ build: @escaping @Sendable (BuildContext) async throws -> Value
   ) {
     info = ProviderInfo(
       givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope)
     self.build = build
-    self.onDiscard = onDiscard
+    self.onDiscard = disposalHook(onDiscard)
     familyBuild = nil
   }
 
   init(
-    member: ProviderInfo, onDiscard: (@Sendable (Value) -> Void)?,
-    build: @escaping @Sendable (Pod) async throws -> Value,
-    familyBuild: @escaping @Sendable (Pod, OverrideRecord) async throws -> Value
+    member: ProviderInfo, onDiscard: DisposalHook<Value>?,
+    build: @escaping @Sendable (BuildContext) async throws -> Value,
+    familyBuild: @escaping @Sendable (BuildContext, OverrideRecord) async throws -> Value
   ) {
     info = member
     self.build = build
@@ -64,7 +64,7 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
   /// An override for ``Pod/init(overrides:observer:)`` that builds the value another way.
   public func override(
     scope: (any ProviderScope)? = nil,
-    with build: @escaping @Sendable (Pod) async throws -> Value
+    with build: @escaping @Sendable (BuildContext) async throws -> Value
   ) -> ProviderOverride {
     ProviderOverride(TypedAsyncOverride(provider: self, scope: scope, build: build))
   }
@@ -90,8 +90,8 @@ extension AsyncProvider: CustomStringConvertible {
 /// ```
 public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sendable>: Sendable {
   let info: FamilyInfo
-  let build: @Sendable (Pod, Argument) async throws -> Value
-  let onDiscard: (@Sendable (Value) -> Void)?
+  let build: @Sendable (BuildContext, Argument) async throws -> Value
+  let onDiscard: DisposalHook<Value>?
   private let members = FamilyMembers<Argument>()
 
   /// The family's name; members are named `name(argument)`.
@@ -106,13 +106,13 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
-    _ build: @escaping @Sendable (Pod, Argument) async throws -> Value
+    _ build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
   ) {
     info = FamilyInfo(
       name: name, typeName: "\(Value.self)", location: declarationSite(fileID: fileID, line: line),
       scope: ScopeInfo(scope))
     self.build = build
-    self.onDiscard = onDiscard
+    self.onDiscard = disposalHook(onDiscard)
   }
 
   /// The member for `argument`: the same dependency for equal arguments.
@@ -122,15 +122,14 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
       member: members.member(for: argument, in: info), onDiscard: onDiscard,
       build: { pod in try await build(pod, argument) },
       familyBuild: { pod, record in
-        try await unsafeDowncast(record, to: TypedAsyncFamilyOverride<Argument, Value>.self)
-          .build(pod, argument)
+        try await record.typed(TypedAsyncFamilyOverride<Argument, Value>.self).build(pod, argument)
       })
   }
 
   /// An override of every member for ``Pod/init(overrides:observer:)``.
   public func override(
     scope: (any ProviderScope)? = nil,
-    with build: @escaping @Sendable (Pod, Argument) async throws -> Value
+    with build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
   ) -> ProviderOverride {
     ProviderOverride(TypedAsyncFamilyOverride(family: self, scope: scope, build: build))
   }
@@ -143,16 +142,14 @@ extension AsyncProviderFamily: CustomStringConvertible {
 
 /// The async override of an `AsyncProvider<Value>`.
 final class TypedAsyncOverride<Value: Sendable>: OverrideRecord, @unchecked Sendable {
-  let build: @Sendable (Pod) async throws -> Value
+  let build: @Sendable (BuildContext) async throws -> Value
 
   init(
     provider: AsyncProvider<Value>, scope: (any ProviderScope)?, ownsValue: Bool = true,
-    build: @escaping @Sendable (Pod) async throws -> Value
+    build: @escaping @Sendable (BuildContext) async throws -> Value
   ) {
     self.build = build
-    super.init(
-      providerKey: provider.info.key, name: provider.info.name, provider: provider.info,
-      scope: scope.map(ScopeInfo.init) ?? provider.info.scope, ownsValue: ownsValue)
+    super.init(provider: provider.info, scope: scope, ownsValue: ownsValue)
   }
 
   convenience init(provider: AsyncProvider<Value>, value: Value) {
@@ -164,29 +161,36 @@ final class TypedAsyncOverride<Value: Sendable>: OverrideRecord, @unchecked Send
 final class TypedAsyncFamilyOverride<Argument: Hashable & Sendable, Value: Sendable>:
   OverrideRecord, @unchecked Sendable
 {
-  let build: @Sendable (Pod, Argument) async throws -> Value
+  let build: @Sendable (BuildContext, Argument) async throws -> Value
 
   init(
     family: AsyncProviderFamily<Argument, Value>, scope: (any ProviderScope)?,
-    build: @escaping @Sendable (Pod, Argument) async throws -> Value
+    build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
   ) {
     self.build = build
-    super.init(
-      providerKey: family.info.key, name: family.info.name, provider: nil,
-      scope: scope.map(ScopeInfo.init) ?? family.info.scope, ownsValue: true)
+    super.init(family: family.info, scope: scope)
   }
 }
 
 extension Pod {
+  /// Returns the async provider's instance: the cached one, the result of the build in
+  /// progress, or the result of a new build.
+  ///
+  /// - Throws: What the builder threw, or `CancellationError` if this task was cancelled
+  ///   while waiting.
+  public func resolve<Value: Sendable>(_ provider: AsyncProvider<Value>) async throws -> Value {
+    try await engine.resolve(provider, from: engine.currentFrame())
+  }
+
   /// Builds the async provider with `build` in this pod from now on, discarding its cached
   /// instance and everything built from it.
   public func overrideProvider<Value: Sendable>(
     _ provider: AsyncProvider<Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,
-    with build: @escaping @Sendable (Pod) async throws -> Value
+    with build: @escaping @Sendable (BuildContext) async throws -> Value
   ) {
-    install(
+    engine.install(
       TypedAsyncOverride(provider: provider, scope: scope, build: build), isolation: isolation)
   }
 
@@ -195,14 +199,14 @@ extension Pod {
     _ provider: AsyncProvider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {
-    install(TypedAsyncOverride(provider: provider, value: value), isolation: isolation)
+    engine.install(TypedAsyncOverride(provider: provider, value: value), isolation: isolation)
   }
 
   /// Goes back to the async provider's own builder. Does nothing if it is not overridden.
   public func removeOverrideProvider<Value: Sendable>(
     _ provider: AsyncProvider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change(isolation: isolation) { $0.removeOverride(provider.info.key, family: nil, into: &$1) }
+    engine.removeOverride(of: provider.info.key, isolation: isolation)
   }
 
   /// Builds every member of the async family with `build` in this pod from now on.
@@ -210,19 +214,17 @@ extension Pod {
     _ family: AsyncProviderFamily<Argument, Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,
-    with build: @escaping @Sendable (Pod, Argument) async throws -> Value
+    with build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
   ) {
-    let record = TypedAsyncFamilyOverride(family: family, scope: scope, build: build)
-    change(isolation: isolation) { $0.install(record, family: family.info, into: &$1) }
+    engine.install(
+      TypedAsyncFamilyOverride(family: family, scope: scope, build: build), isolation: isolation)
   }
 
   /// Goes back to the async family's own builder.
   public func removeOverrideProvider<Argument, Value: Sendable>(
     _ family: AsyncProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change(isolation: isolation) {
-      $0.removeOverride(family.info.key, family: family.info, into: &$1)
-    }
+    engine.removeOverride(of: family.info.key, isolation: isolation)
   }
 
   /// Discards the async provider's cached instance and everything built from it. A build in
@@ -230,17 +232,91 @@ extension Pod {
   public func clearCachedInstance<Value: Sendable>(
     of provider: AsyncProvider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change(isolation: isolation) {
-      $0.discard([provider.info.key], reason: .providerCleared, into: &$1)
-    }
+    engine.clear(provider: provider.info, isolation: isolation)
   }
 
   /// Discards the cached instance of every member of the async family.
   public func clearCachedInstances<Argument, Value: Sendable>(
     of family: AsyncProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change(isolation: isolation) {
-      $0.discard($0.members(of: family.info), reason: .providerCleared, into: &$1)
-    }
+    engine.clear(family: family.info, isolation: isolation)
+  }
+}
+
+extension AsyncProvider: Hashable {
+  /// Whether both are the same dependency.
+  public static func == (lhs: AsyncProvider, rhs: AsyncProvider) -> Bool {
+    lhs.info === rhs.info
+  }
+
+  /// Hashes the provider's identity.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(ObjectIdentifier(info))
+  }
+}
+
+extension BuildContext {
+  /// Returns the async provider's instance and records that this build depends on it, as
+  /// ``Pod`` does.
+  public func resolve<Value: Sendable>(_ provider: AsyncProvider<Value>) async throws -> Value {
+    try await engine.resolve(provider, from: frame)
+  }
+
+  /// Overrides the async provider in the pod, as ``Pod`` does.
+  public func overrideProvider<Value: Sendable>(
+    _ provider: AsyncProvider<Value>,
+    scope: (any ProviderScope)? = nil,
+    isolation: isolated (any Actor)? = #isolation,
+    with build: @escaping @Sendable (BuildContext) async throws -> Value
+  ) {
+    engine.install(
+      TypedAsyncOverride(provider: provider, scope: scope, build: build), isolation: isolation)
+  }
+
+  /// Resolves the async provider to `value` in the pod from now on, as ``Pod`` does.
+  public func overrideProvider<Value: Sendable>(
+    _ provider: AsyncProvider<Value>, withValue value: Value,
+    isolation: isolated (any Actor)? = #isolation
+  ) {
+    engine.install(TypedAsyncOverride(provider: provider, value: value), isolation: isolation)
+  }
+
+  /// Removes the async provider's override, as ``Pod`` does.
+  public func removeOverrideProvider<Value: Sendable>(
+    _ provider: AsyncProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    engine.removeOverride(of: provider.info.key, isolation: isolation)
+  }
+
+  /// Overrides every member of the async family, as ``Pod`` does.
+  public func overrideProvider<Argument, Value: Sendable>(
+    _ family: AsyncProviderFamily<Argument, Value>,
+    scope: (any ProviderScope)? = nil,
+    isolation: isolated (any Actor)? = #isolation,
+    with build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
+  ) {
+    engine.install(
+      TypedAsyncFamilyOverride(family: family, scope: scope, build: build), isolation: isolation)
+  }
+
+  /// Removes the async family's override, as ``Pod`` does.
+  public func removeOverrideProvider<Argument, Value: Sendable>(
+    _ family: AsyncProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    engine.removeOverride(of: family.info.key, isolation: isolation)
+  }
+
+  /// Discards the async provider's instance, as ``Pod`` does.
+  public func clearCachedInstance<Value: Sendable>(
+    of provider: AsyncProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    engine.clear(provider: provider.info, isolation: isolation)
+  }
+
+  /// Discards every member of the async family, as ``Pod`` does.
+  public func clearCachedInstances<Argument, Value: Sendable>(
+    of family: AsyncProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    engine.clear(family: family.info, isolation: isolation)
   }
 }

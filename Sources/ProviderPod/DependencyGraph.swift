@@ -145,17 +145,23 @@ extension String {
   }
 }
 
-extension PodState {
-  /// The live cached instances and the edges between them.
-  func dependencyGraph() -> DependencyGraph {
+extension EngineState {
+  /// The live cached instances and the edges between them. Weak instances found alive are
+  /// added to `held`, for the caller to let go of after the lock: the last reference dropped
+  /// here would run the instance's deinit under the lock.
+  func dependencyGraph(holding held: inout [AnyObject]) -> DependencyGraph {
     var nodes: [ProviderKey: DependencyGraph.Node] = [:]
-    for (key, entry) in entries {
-      if !entry.isStrong, unsafeDowncast(entry, to: WeakEntry.self).object == nil { continue }
+    for (key, slot) in slots {
+      guard let entry = slot.entry else { continue }
+      if !entry.isStrong {
+        guard let object = unsafeDowncast(entry, to: WeakEntry.self).object else { continue }
+        held.append(object)
+      }
       nodes[key] = DependencyGraph.Node(provider: entry.provider.name, scope: entry.scope.name)
     }
     var edges: [DependencyGraph.Edge] = []
     for (key, node) in nodes {
-      for dependency in entries[key]!.dependencies.keys {
+      for dependency in slots[key]!.entry!.dependencies.keys {
         guard let target = nodes[dependency] else { continue }
         edges.append(DependencyGraph.Edge(dependent: node, dependency: target))
       }

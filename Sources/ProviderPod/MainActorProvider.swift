@@ -39,17 +39,18 @@ public final class MainActorProvider<Value>: Sendable {
     onDiscard: (@MainActor @Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
-    _ build: @escaping @MainActor @Sendable (Pod) -> Value
+    _ build: @escaping @MainActor @Sendable (BuildContext) -> Value
   ) {
     provider = Provider(
-      scope: scope, name: name, onDiscard: onDiscard.map(onMainActor), fileID: fileID, line: line,
-      Self.isolated(build))
+      info: ProviderInfo(
+        givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope),
+      onDiscard: onDiscard.map(onMainActor), build: Self.isolated(build))
   }
 
   /// An override for ``Pod/init(overrides:observer:)`` that builds the value another way.
   public func override(
     scope: (any ProviderScope)? = nil,
-    with build: @escaping @MainActor @Sendable (Pod) -> Value
+    with build: @escaping @MainActor @Sendable (BuildContext) -> Value
   ) -> ProviderOverride {
     provider.override(scope: scope, with: Self.isolated(build))
   }
@@ -63,8 +64,8 @@ public final class MainActorProvider<Value>: Sendable {
   /// that resolves, and only `@MainActor` code can resolve this provider, so the assumption
   /// holds.
   static func isolated(
-    _ build: @escaping @MainActor @Sendable (Pod) -> Value
-  ) -> @Sendable (Pod) -> Value {
+    _ build: @escaping @MainActor @Sendable (BuildContext) -> Value
+  ) -> @Sendable (BuildContext) -> Value {
     { pod in MainActor.assumeIsolated { UncheckedSendable(value: build(pod)) }.value }
   }
 }
@@ -75,26 +76,21 @@ extension MainActorProvider: CustomStringConvertible {
 }
 
 /// A hook that runs on the main actor: at once when the discard was made from the main actor,
-/// scheduled onto it otherwise.
+/// scheduled onto it otherwise. Whether it was is known from the discarding caller's
+/// `#isolation`, not from the thread: the main actor need not run on the process's main thread
+/// (it does not under Swift Testing on Linux).
 func onMainActor<Value>(
   _ hook: @escaping @MainActor @Sendable (Value) -> Void
-) -> @Sendable (Value) -> Void {
-  { value in
+) -> DisposalHook<Value> {
+  { value, isOnMainActor in
     // The value belongs to the main actor; it only passes through here on its way back.
     let box = UncheckedSendable(value: value)
-    if Disposal.isOnMainActor {
+    if isOnMainActor {
       MainActor.assumeIsolated { hook(box.value) }
     } else {
       Task { @MainActor in hook(box.value) }
     }
   }
-}
-
-/// Whether the hooks being run were discarded by a caller isolated to the main actor. Known
-/// from the caller's `#isolation`, not from the thread: the main actor need not run on the
-/// process's main thread (it does not under Swift Testing on Linux).
-enum Disposal {
-  @TaskLocal static var isOnMainActor = false
 }
 
 extension Pod {
@@ -110,7 +106,7 @@ extension Pod {
   public func overrideProvider<Value>(
     _ provider: MainActorProvider<Value>,
     scope: (any ProviderScope)? = nil,
-    with build: @escaping @MainActor @Sendable (Pod) -> Value
+    with build: @escaping @MainActor @Sendable (BuildContext) -> Value
   ) {
     overrideProvider(
       provider.provider, scope: scope, isolation: MainActor.shared,
@@ -137,5 +133,25 @@ extension Pod {
     of provider: MainActorProvider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
     clearCachedInstance(of: provider.provider, isolation: isolation)
+  }
+}
+
+extension BuildContext {
+  /// Returns the main-actor provider's instance and records that this build depends on it.
+  @MainActor
+  public func resolve<Value>(_ provider: MainActorProvider<Value>) -> Value {
+    resolve(provider.provider)
+  }
+}
+
+extension MainActorProvider: Hashable {
+  /// Whether both are the same dependency.
+  public static func == (lhs: MainActorProvider, rhs: MainActorProvider) -> Bool {
+    lhs.provider == rhs.provider
+  }
+
+  /// Hashes the provider's identity.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(provider)
   }
 }

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Resolves providers and caches their instances per scope.
 ///
 /// ```swift
@@ -10,18 +8,12 @@ import Dispatch
 /// A pod is safe to use from any thread or task. Each pod has its own instances and its own
 /// overrides: tests and previews make a pod of their own and override what they need.
 ///
-/// Builders receive the pod they are resolved in (strictly, a view of it that records what
-/// the builder resolves), so `pod.resolve(...)` inside a builder works exactly as outside.
-public final class Pod: @unchecked Sendable {
-  // Sendable: `core` is immutable and thread-safe; every `var` below belongs to a view's
-  // frame and is only touched under the pod's lock.
-  let core: PodCore
-  /// False for the pod itself, true for a view handed to builders.
-  let isView: Bool
-
-  /// The frame of the build a view belongs to (see PodView.swift), behind a pointer: the
-  /// class's own stored `var`s would pay a dynamic exclusivity check on every access.
-  let frame: UnsafeMutablePointer<Frame>
+/// Builders receive a ``BuildContext`` rather than the pod; it does everything the pod does
+/// and records what the builder resolves. A builder may also resolve through the pod itself
+/// (one kept in a global, say): on the thread or task running the build, that resolve is
+/// nested in the build exactly as if it went through the context.
+public final class Pod: Sendable {
+  let engine: PodEngine
 
   /// Creates a pod.
   ///
@@ -34,43 +26,17 @@ public final class Pod: @unchecked Sendable {
   ///     same provider, the later one wins, so `baseOverrides + [specific]` works.
   ///   - observer: Told about everything the pod does; see ``PodObserver``.
   public init(overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil) {
-    var initial = PodState()
+    var initial = EngineState()
     for override in overrides {
       initial.overrides[override.record.providerKey] = override.record
     }
-    core = PodCore(state: initial, observer: observer)
-    isView = false
-    frame = .allocate(capacity: 1)
-    frame.initialize(to: Frame())
-    core.root = self
-    report(overrides.map { .overridden(provider: $0.record.name) })
-  }
-
-  /// An idle view, for the pod's state to hand to builds.
-  init(view core: PodCore) {
-    self.core = core
-    isView = true
-    frame = .allocate(capacity: 1)
-    frame.initialize(to: Frame())
+    engine = PodEngine(state: initial, observer: observer)
+    engine.root = self
+    engine.report(overrides.map { .overridden(provider: $0.record.name) })
   }
 
   deinit {
-    defer {
-      frame.deinitialize(count: 1)
-      frame.deallocate()
-    }
-    guard !isView else { return }
-    // Idle views hold the core; the core's state holds them. Let them go with the pod, and
-    // dispose of what the pod built (no events: there is no pod left to report about).
-    // Everything taken out under the lock is released after it (see Aftermath.released).
-    let (spares, (released, disposals)) = core.state.withLock {
-      $0.isRootAlive = false
-      let spares = $0.spareViews
-      $0.spareViews = []
-      return (spares, $0.discardAll())
-    }
-    for entry in disposals { entry.dispose() }
-    withExtendedLifetime((spares, released)) {}
+    engine.shutDown()
   }
 
   /// Returns the provider's instance: the cached one if its scope has one, otherwise a new
@@ -80,79 +46,8 @@ public final class Pod: @unchecked Sendable {
   /// provider that needs itself, directly or through others, stops the program with the
   /// whole chain of providers (see <doc:Concurrency> for cycles across threads).
   public func resolve<Value>(_ provider: Provider<Value>) -> Value {
-    if let entry = cachedEntry(of: provider.info) { return entry.value(as: Value.self) }
-    return resolveUncached(provider)
-  }
-
-  /// The hot path: the provider's cached instance, with nothing else touched, when this is
-  /// the pod itself and nobody observes it. Only non-generic types cross the lock: a `Value?`
-  /// would have its metadata looked up on every call.
-  @inline(__always)
-  func cachedEntry(of info: ProviderInfo) -> CacheEntry? {
-    guard !isView, !core.isObserved, !info.isAlwaysNew else { return nil }
-    let key = info.key
-    guard let entry = core.state.withLock({ $0.entries[key] }), entry.isStrong else { return nil }
-    return entry
-  }
-
-  private func resolveUncached<Value>(_ provider: Provider<Value>) -> Value {
-    let info = provider.info
-    let reporting = core.isObserved
-    let caller = isView ? self : nil
-    while true {
-      var events: [PodEvent] = []
-      let step = core.state.withLock {
-        $0.step(for: info, from: caller, core: core, reporting: reporting, events: &events)
-      }
-      switch consume step {
-      case .cached(let entry):
-        if reporting { report(events) }
-        return entry.value(as: Value.self)
-      case .cachedObject(let object):
-        if reporting { report(events) }
-        // The entry was made from a `Value`, so the cast back cannot fail.
-        return object.value as! Value
-      case .cycle(let message):
-        fatalError(message)
-      case .wait(let group, let waitID):
-        group.wait()
-        if let waitID { _ = core.state.withLock { $0.waits.removeValue(forKey: waitID) } }
-      case .build(let view, let override):
-        return run(provider, in: view, override: override)
-      }
-    }
-  }
-
-  private func run<Value>(
-    _ provider: Provider<Value>, in view: consuming Pod, override: OverrideRecord?
-  ) -> Value {
-    var view = view
-    let value: Value
-    if let override {
-      // A member's own override, or its family's: the pod looked up the one that applies.
-      if override.isFamilyOverride, let familyBuild = provider.familyBuild {
-        value = familyBuild(view, override)
-      } else {
-        value = unsafeDowncast(override, to: TypedOverride<Value>.self).build(view)
-      }
-    } else {
-      value = provider.build(view)
-    }
-    // Checked here too: an always-new build (the hot case) need not pass its hook along.
-    let entry =
-      view.caches
-      ? view.entry(
-        caching: value, for: provider.info, override: override, onDiscard: provider.onDiscard)
-      : nil
-    let reporting = core.isObserved
-    let caller = isView ? self : nil
-    var events: [PodEvent] = []
-    let waiters = core.state.withLock {
-      $0.finish(&view, entry: entry, caller: caller, reporting: reporting, events: &events)
-    }
-    waiters?.leave()
-    if reporting { report(events) }
-    return value
+    if let entry = engine.cachedEntry(of: provider.info) { return entry.value(as: Value.self) }
+    return engine.resolve(provider, from: engine.currentFrame())
   }
 
   // MARK: Overrides
@@ -175,9 +70,11 @@ public final class Pod: @unchecked Sendable {
   public func overrideProvider<Value>(
     _ provider: Provider<Value>,
     scope: (any ProviderScope)? = nil,
-    isolation: isolated (any Actor)? = #isolation, with build: @escaping @Sendable (Pod) -> Value
+    isolation: isolated (any Actor)? = #isolation,
+    with build: @escaping @Sendable (BuildContext) -> Value
   ) {
-    install(TypedOverride(provider: provider, scope: scope, build: build), isolation: isolation)
+    engine.install(
+      TypedOverride(provider: provider, scope: scope, build: build), isolation: isolation)
   }
 
   /// Resolves the provider to `value` in this pod from now on.
@@ -188,7 +85,7 @@ public final class Pod: @unchecked Sendable {
     _ provider: Provider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {
-    install(TypedOverride(provider: provider, value: value), isolation: isolation)
+    engine.install(TypedOverride(provider: provider, value: value), isolation: isolation)
   }
 
   /// Goes back to the provider's own builder, discarding the override's instance and
@@ -196,7 +93,7 @@ public final class Pod: @unchecked Sendable {
   public func removeOverrideProvider<Value>(
     _ provider: Provider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change(isolation: isolation) { $0.removeOverride(provider.info.key, family: nil, into: &$1) }
+    engine.removeOverride(of: provider.info.key, isolation: isolation)
   }
 
   /// Builds every member of `family` with `build` in this pod from now on. An override of one
@@ -218,10 +115,10 @@ public final class Pod: @unchecked Sendable {
     _ family: ProviderFamily<Argument, Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,
-    with build: @escaping @Sendable (Pod, Argument) -> Value
+    with build: @escaping @Sendable (BuildContext, Argument) -> Value
   ) {
-    let record = TypedFamilyOverride(family: family, scope: scope, build: build)
-    change(isolation: isolation) { $0.install(record, family: family.info, into: &$1) }
+    engine.install(
+      TypedFamilyOverride(family: family, scope: scope, build: build), isolation: isolation)
   }
 
   /// Goes back to the family's own builder for every member without an override of its own,
@@ -230,30 +127,7 @@ public final class Pod: @unchecked Sendable {
   public func removeOverrideProvider<Argument, Value>(
     _ family: ProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change(isolation: isolation) {
-      $0.removeOverride(family.info.key, family: family.info, into: &$1)
-    }
-  }
-
-  func install(_ record: OverrideRecord, isolation: (any Actor)?) {
-    change(isolation: isolation) { $0.install(record, family: nil, into: &$1) }
-  }
-
-  /// Applies a change to the state, then reports its events and runs its disposal hooks,
-  /// outside the lock and before returning.
-  func change(
-    isolation: (any Actor)?, _ body: (inout PodState, inout PodState.Aftermath) -> Void
-  ) {
-    var after = PodState.Aftermath()
-    core.state.withLock { body(&$0, &after) }
-    defer { withExtendedLifetime(after.released) {} }
-    report(after.events)
-    guard !after.disposals.isEmpty else { return }
-    // Main-actor hooks run at once when the caller is on the main actor (see onMainActor).
-    let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
-    Disposal.$isOnMainActor.withValue(onMainActor) {
-      for entry in after.disposals { entry.dispose() }
-    }
+    engine.removeOverride(of: family.info.key, isolation: isolation)
   }
 
   // MARK: Scopes
@@ -271,10 +145,7 @@ public final class Pod: @unchecked Sendable {
   public func clearCachedInstances(
     forScope scope: any ProviderScope, isolation: isolated (any Actor)? = #isolation
   ) {
-    // `children` is user code: walk the tree before taking the lock.
-    let scopes = ScopeInfo.clearableSubtree(of: scope)
-    guard !scopes.isEmpty else { return }
-    change(isolation: isolation) { $0.clear(scopes: scopes, into: &$1) }
+    engine.clear(scope: scope, isolation: isolation)
   }
 
   /// Discards the provider's cached instance and everything built from it, leaving its scope
@@ -286,9 +157,7 @@ public final class Pod: @unchecked Sendable {
   public func clearCachedInstance<Value>(
     of provider: Provider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change(isolation: isolation) {
-      $0.discard([provider.info.key], reason: .providerCleared, into: &$1)
-    }
+    engine.clear(provider: provider.info, isolation: isolation)
   }
 
   /// Discards the cached instance of every member of `family`, and everything built from
@@ -296,9 +165,7 @@ public final class Pod: @unchecked Sendable {
   public func clearCachedInstances<Argument, Value>(
     of family: ProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    change(isolation: isolation) {
-      $0.discard($0.members(of: family.info), reason: .providerCleared, into: &$1)
-    }
+    engine.clear(family: family.info, isolation: isolation)
   }
 
   // MARK: Introspection
@@ -310,17 +177,6 @@ public final class Pod: @unchecked Sendable {
   /// print(pod.dependencyGraph().mermaid())  // or .dot()
   /// ```
   public func dependencyGraph() -> DependencyGraph {
-    core.state.withLock { $0.dependencyGraph() }
-  }
-
-  // MARK: Events
-
-  func report(_ events: [PodEvent]) {
-    guard let observer = core.observer, !events.isEmpty else { return }
-    // Observers are told about the pod itself, not a builder's view of it.
-    let pod = isView ? (core.root ?? self) : self
-    for event in events {
-      observer.pod(pod, didReport: event)
-    }
+    engine.dependencyGraph()
   }
 }

@@ -15,10 +15,10 @@
 /// builder have separate caches.
 public final class Provider<Value>: Sendable {
   let info: ProviderInfo
-  let build: @Sendable (Pod) -> Value
-  let onDiscard: (@Sendable (Value) -> Void)?
+  let build: @Sendable (BuildContext) -> Value
+  let onDiscard: DisposalHook<Value>?
   /// For a family member: builds it with the family's override.
-  let familyBuild: (@Sendable (Pod, OverrideRecord) -> Value)?
+  let familyBuild: (@Sendable (BuildContext, OverrideRecord) -> Value)?
 
   /// The name used in events and cycle reports: the one given to the initializer, or the
   /// value type and where the provider was declared, such as `Session (SignUp.swift:12)`.
@@ -46,7 +46,8 @@ public final class Provider<Value>: Sendable {
   ///     instances: the pod does not own those.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
-  ///   - build: Builds the value. It receives the pod, so it can resolve what it needs:
+  ///   - build: Builds the value. It receives a ``BuildContext``, which resolves like the pod
+  ///     and records what the value was built from:
   ///     `{ pod in API(client: pod.resolve(httpClientProvider)) }`.
   public init(
     scope: any ProviderScope = SingletonScope(),
@@ -54,10 +55,21 @@ public final class Provider<Value>: Sendable {
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
-    _ build: @escaping @Sendable (Pod) -> Value
+    _ build: @escaping @Sendable (BuildContext) -> Value
   ) {
     self.info = ProviderInfo(
       givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope)
+    self.build = build
+    self.onDiscard = disposalHook(onDiscard)
+    self.familyBuild = nil
+  }
+
+  /// A provider whose hook needs to know where the discard happened (main-actor providers).
+  init(
+    info: ProviderInfo, onDiscard: DisposalHook<Value>?,
+    build: @escaping @Sendable (BuildContext) -> Value
+  ) {
+    self.info = info
     self.build = build
     self.onDiscard = onDiscard
     self.familyBuild = nil
@@ -65,9 +77,9 @@ public final class Provider<Value>: Sendable {
 
   /// A family's member.
   init(
-    member: ProviderInfo, onDiscard: (@Sendable (Value) -> Void)?,
-    build: @escaping @Sendable (Pod) -> Value,
-    familyBuild: @escaping @Sendable (Pod, OverrideRecord) -> Value
+    member: ProviderInfo, onDiscard: DisposalHook<Value>?,
+    build: @escaping @Sendable (BuildContext) -> Value,
+    familyBuild: @escaping @Sendable (BuildContext, OverrideRecord) -> Value
   ) {
     self.info = member
     self.build = build
@@ -86,7 +98,7 @@ public final class Provider<Value>: Sendable {
   ///   - build: The replacement builder.
   public func override(
     scope: (any ProviderScope)? = nil,
-    with build: @escaping @Sendable (Pod) -> Value
+    with build: @escaping @Sendable (BuildContext) -> Value
   ) -> ProviderOverride {
     ProviderOverride(TypedOverride(provider: self, scope: scope, build: build))
   }
@@ -103,4 +115,17 @@ public final class Provider<Value>: Sendable {
 extension Provider: CustomStringConvertible {
   /// The provider's ``name``.
   public var description: String { name }
+}
+
+extension Provider: Hashable {
+  /// Whether both are the same dependency: the same provider, or members of one family for
+  /// equal arguments.
+  public static func == (lhs: Provider, rhs: Provider) -> Bool {
+    lhs.info === rhs.info
+  }
+
+  /// Hashes the provider's identity.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(ObjectIdentifier(info))
+  }
 }

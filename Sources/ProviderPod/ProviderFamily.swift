@@ -22,8 +22,8 @@ import Dispatch
 /// many arguments does not grow without bound once their scope is cleared.
 public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendable {
   let info: FamilyInfo
-  let build: @Sendable (Pod, Argument) -> Value
-  let onDiscard: (@Sendable (Value) -> Void)?
+  let build: @Sendable (BuildContext, Argument) -> Value
+  let onDiscard: DisposalHook<Value>?
   private let members = FamilyMembers<Argument>()
 
   /// The family's name; members are named `name(argument)`.
@@ -47,13 +47,13 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
-    _ build: @escaping @Sendable (Pod, Argument) -> Value
+    _ build: @escaping @Sendable (BuildContext, Argument) -> Value
   ) {
     info = FamilyInfo(
       name: name, typeName: "\(Value.self)", location: declarationSite(fileID: fileID, line: line),
       scope: ScopeInfo(scope))
     self.build = build
-    self.onDiscard = onDiscard
+    self.onDiscard = disposalHook(onDiscard)
   }
 
   /// The member for `argument`: the same dependency for equal arguments.
@@ -63,7 +63,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
       member: members.member(for: argument, in: info), onDiscard: onDiscard,
       build: { pod in build(pod, argument) },
       familyBuild: { pod, record in
-        unsafeDowncast(record, to: TypedFamilyOverride<Argument, Value>.self).build(pod, argument)
+        record.typed(TypedFamilyOverride<Argument, Value>.self).build(pod, argument)
       })
   }
 
@@ -79,7 +79,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   ///   - build: The replacement builder.
   public func override(
     scope: (any ProviderScope)? = nil,
-    with build: @escaping @Sendable (Pod, Argument) -> Value
+    with build: @escaping @Sendable (BuildContext, Argument) -> Value
   ) -> ProviderOverride {
     ProviderOverride(TypedFamilyOverride(family: self, scope: scope, build: build))
   }
@@ -93,42 +93,80 @@ extension ProviderFamily: CustomStringConvertible {
   public var description: String { name }
 }
 
-/// A family member's identity, held weakly: pods keep the members they use alive.
-struct WeakMember: @unchecked Sendable {
-  weak var info: ProviderInfo?
-  init(_ info: ProviderInfo) { self.info = info }
-}
-
-/// A family's members by argument, held weakly and swept as the table grows.
+/// A family's members by argument, held weakly: pods keep the members they use alive.
+///
+/// An argument's `hash`, `==` and `description` are user code, so none of them runs under the
+/// table's lock. Members are bucketed by a hash computed outside it; a new member is inserted
+/// only if no other insertion happened since the bucket was read, and looked for again
+/// otherwise. Dead members are swept once the table has doubled since the last sweep, and
+/// their arguments are let go after the lock.
 final class FamilyMembers<Argument: Hashable & Sendable>: Sendable {
-  private let table = Locked<[Argument: WeakMember]>([:])
+  private struct Member: @unchecked Sendable {
+    let argument: Argument
+    weak var info: ProviderInfo?
+  }
+
+  private struct Table {
+    var buckets: [Int: [Member]] = [:]
+    var version = 0
+    var count = 0
+    var sweepAt = 64
+  }
+
+  private let table = Locked(Table())
 
   /// The member for `argument`: the live one, or a new identity.
   func member(for argument: Argument, in family: FamilyInfo) -> ProviderInfo {
-    table.withLock { members in
-      if let live = members[argument]?.info { return live }
-      let member = family.makeMember(argument: "\(argument)")
-      members[argument] = WeakMember(member)
-      family.noteInsertion(liveCount: members.count) {
-        members = members.filter { $0.value.info != nil }
-        return members.count
+    let hash = argument.hashValue
+    while true {
+      let (bucket, version) = table.withLock { ($0.buckets[hash] ?? [], $0.version) }
+      for member in bucket where member.argument == argument {
+        if let live = member.info { return live }
       }
-      return member
+      let member = family.makeMember(argument: "\(argument)")
+      let (inserted, swept) = table.withLock { table -> (Bool, [Member]) in
+        guard table.version == version else { return (false, []) }
+        table.version += 1
+        table.count += 1
+        table.buckets[hash, default: []].append(Member(argument: argument, info: member))
+        guard table.count >= table.sweepAt else { return (true, []) }
+        return (true, Self.sweep(&table))
+      }
+      withExtendedLifetime((bucket, swept)) {}
+      if inserted { return member }
     }
   }
 
-  var liveCount: Int { table.withLock { $0.values.filter { $0.info != nil }.count } }
+  /// Removes dead members; returns them, to be released after the lock.
+  private static func sweep(_ table: inout Table) -> [Member] {
+    var swept: [Member] = []
+    var live: [Int: [Member]] = [:]
+    for (hash, bucket) in table.buckets {
+      var kept: [Member] = []
+      for member in bucket {
+        if member.info != nil { kept.append(member) } else { swept.append(member) }
+      }
+      if !kept.isEmpty { live[hash] = kept }
+    }
+    table.count -= swept.count
+    table.sweepAt = max(64, table.count * 2)
+    swap(&live, &table.buckets)
+    swept.append(contentsOf: live.values.joined())
+    return swept
+  }
+
+  var liveCount: Int {
+    table.withLock { $0.buckets.values.joined().filter { $0.info != nil }.count }
+  }
 }
 
 /// What the pod knows of a family, whatever its types.
-final class FamilyInfo: @unchecked Sendable {
+final class FamilyInfo: Sendable {
   let name: String
   let scope: ScopeInfo
   private let givenName: String?
   private let typeName: String
   private let location: String
-  /// Guarded by the family's member table lock.
-  private var pruneAt = 64
 
   init(name: String?, typeName: String, location: String, scope: ScopeInfo) {
     self.givenName = name
@@ -144,12 +182,5 @@ final class FamilyInfo: @unchecked Sendable {
     let name = givenName.map { "\($0)(\(argument))" } ?? "\(typeName)(\(argument)) (\(location))"
     let cycleLabel = givenName.map { "\($0)(\(argument)) (\(location))" } ?? name
     return ProviderInfo(name: name, cycleLabel: cycleLabel, scope: scope, family: self)
-  }
-
-  /// Sweeps dead members once the table has doubled since the last sweep, so its size stays
-  /// proportional to the live members at an amortised constant cost per insertion.
-  func noteInsertion(liveCount: Int, prune: () -> Int) {
-    guard liveCount >= pruneAt else { return }
-    pruneAt = max(64, prune() * 2)
   }
 }

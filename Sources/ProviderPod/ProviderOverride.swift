@@ -28,38 +28,54 @@ class OverrideRecord: @unchecked Sendable {
   let name: String
   /// The provider, or nil for a family override.
   let provider: ProviderInfo?
+  /// The family, for a family override. Held here because the pod keys the record by the
+  /// family's address: a family that went away must not leave its address to a new one.
+  let family: FamilyInfo?
   let scope: ScopeInfo
   /// False for `withValue:` overrides: the pod did not make the value, so it does not
   /// dispose of it.
   let ownsValue: Bool
 
-  init(
-    providerKey: ProviderKey, name: String, provider: ProviderInfo?, scope: ScopeInfo,
-    ownsValue: Bool
-  ) {
-    self.providerKey = providerKey
-    self.name = name
+  init(provider: ProviderInfo, scope: (any ProviderScope)?, ownsValue: Bool) {
+    self.providerKey = provider.key
+    self.name = provider.name
     self.provider = provider
-    self.scope = scope
+    self.family = nil
+    self.scope = scope.map(ScopeInfo.init) ?? provider.scope
     self.ownsValue = ownsValue
   }
 
-  var isFamilyOverride: Bool { provider == nil }
+  init(family: FamilyInfo, scope: (any ProviderScope)?) {
+    self.providerKey = family.key
+    self.name = family.name
+    self.provider = nil
+    self.family = family
+    self.scope = scope.map(ScopeInfo.init) ?? family.scope
+    self.ownsValue = true
+  }
+
+  /// The record as the typed override it was made as. The pod keys records by provider (or
+  /// family), and a `Provider<Value>`'s record is always a `TypedOverride<Value>`, so the
+  /// cast holds; it is checked all the same, since overrides are off the hot path.
+  func typed<Record: OverrideRecord>(_ type: Record.Type) -> Record {
+    guard let record = self as? Record else {
+      preconditionFailure("ProviderPod: \(name) has an override of another type")
+    }
+    return record
+  }
 }
 
 /// The override of a `Provider<Value>`; the pod keys it by that provider, so the downcast
 /// from `OverrideRecord` in `Pod.resolve` always holds.
 final class TypedOverride<Value>: OverrideRecord, @unchecked Sendable {
-  let build: @Sendable (Pod) -> Value
+  let build: @Sendable (BuildContext) -> Value
 
   init(
     provider: Provider<Value>, scope: (any ProviderScope)?, ownsValue: Bool = true,
-    build: @escaping @Sendable (Pod) -> Value
+    build: @escaping @Sendable (BuildContext) -> Value
   ) {
     self.build = build
-    super.init(
-      providerKey: provider.info.key, name: provider.info.name, provider: provider.info,
-      scope: scope.map(ScopeInfo.init) ?? provider.info.scope, ownsValue: ownsValue)
+    super.init(provider: provider.info, scope: scope, ownsValue: ownsValue)
   }
 
   convenience init(provider: Provider<Value>, value: Value) {
@@ -72,15 +88,13 @@ final class TypedOverride<Value>: OverrideRecord, @unchecked Sendable {
 final class TypedFamilyOverride<Argument: Hashable & Sendable, Value>: OverrideRecord,
   @unchecked Sendable
 {
-  let build: @Sendable (Pod, Argument) -> Value
+  let build: @Sendable (BuildContext, Argument) -> Value
 
   init(
     family: ProviderFamily<Argument, Value>, scope: (any ProviderScope)?,
-    build: @escaping @Sendable (Pod, Argument) -> Value
+    build: @escaping @Sendable (BuildContext, Argument) -> Value
   ) {
     self.build = build
-    super.init(
-      providerKey: family.info.key, name: family.info.name, provider: nil,
-      scope: scope.map(ScopeInfo.init) ?? family.info.scope, ownsValue: true)
+    super.init(family: family.info, scope: scope)
   }
 }

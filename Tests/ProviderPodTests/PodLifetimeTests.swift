@@ -1,15 +1,11 @@
 import Foundation
-import ProviderPod
 import Testing
 
-/// Weakly holds whatever a builder stores, so tests can see when it goes away.
-private final class WeakPodBox: @unchecked Sendable {
-  weak var pod: Pod?
-}
+@testable import ProviderPod
 
 /// Strongly holds a builder's pod, the way a service that resolves lazily would.
 private final class StrongPodBox: @unchecked Sendable {
-  var pod: Pod?
+  var pod: BuildContext?
 }
 
 @Suite("Pod lifetime")
@@ -29,18 +25,32 @@ struct PodLifetimeTests {
     #expect(released == nil)
   }
 
-  @Test("a builder's pod held weakly is never handed to another build")
-  func weaklyHeldViewIsNotReused() {
-    let box = WeakPodBox()
+  @Test("a context kept by a builder is never handed to another build")
+  func keptContextIsNotReused() {
+    let box = StrongPodBox()
+    let target = instanceProvider("target", scope: StepScope())
     let remembering = Provider(scope: AlwaysCreateNewScope(), name: "remembering") { pod in
       box.pod = pod
       return 1
     }
+    // While `other` builds, another thread resolves through the kept context. Had the kept
+    // context's frame been reused for `other`'s build, that resolve would count as something
+    // `other` was built from.
+    let other = Provider(name: "other") { _ in
+      let done = DispatchSemaphore(value: 0)
+      DispatchQueue.global().async {
+        _ = box.pod!.resolve(target)
+        done.signal()
+      }
+      done.wait()
+      return Instance("other", serial: 0)
+    }
     let pod = Pod()
     _ = pod.resolve(remembering)
-    // Nothing holds the view strongly, so it is gone rather than kept for reuse, where the
-    // weak reference would see it serve someone else's build.
-    #expect(box.pod == nil)
+    let first = pod.resolve(other)
+    pod.clearCachedInstances(forScope: StepScope())
+    #expect(pod.resolve(other) === first)
+    #expect(pod.invariantViolations.isEmpty)
   }
 
   @Test("a builder's pod kept after the build behaves like the pod")
@@ -70,7 +80,7 @@ final class PodKeeper: @unchecked Sendable {
 let lastReferenceBox = StrongPodBoxForExit()
 final class StrongPodBoxForExit: @unchecked Sendable {
   var root: Pod?
-  var view: Pod?
+  var view: BuildContext?
 }
 
 let podKeepingProvider = Provider(scope: StepScope(), name: "podKeeping") { _ in

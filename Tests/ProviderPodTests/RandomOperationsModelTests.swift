@@ -157,7 +157,7 @@ private struct ModelWorld {
     (0..<index).filter { _ in random.next(below: 3) == 0 }.prefix(3).map { $0 }
   }
 
-  private func makeBuilder(_ index: Int, _ variant: Int?) -> @Sendable (Pod) -> Instance {
+  private func makeBuilder(_ index: Int, _ variant: Int?) -> @Sendable (BuildContext) -> Instance {
     let dependencies = variant.map { variants[index][$0].dependencies } ?? baseDependencies[index]
     let label = "p\(index):" + (variant.map { "v\($0)" } ?? "base")
     let (table, counter) = (table, counters[index])
@@ -216,7 +216,7 @@ private struct ModelWorld {
     case 4:
       let variant = random.next(below: 2)
       let (counters, label) = (counters, "f\(variant)")
-      let build: @Sendable (Pod, Int) -> Instance = { _, argument in
+      let build: @Sendable (BuildContext, Int) -> Instance = { _, argument in
         Instance("p\(argument):\(label)", serial: counters[argument].next())
       }
       if let scope = familyVariants[variant] {

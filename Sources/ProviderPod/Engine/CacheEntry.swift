@@ -7,8 +7,9 @@ class CacheEntry: @unchecked Sendable {
   /// False for `WeakEntry`; lets the hot path avoid a dynamic cast.
   let isStrong: Bool
   /// The providers this instance was built from (directly or through uncached providers):
-  /// discarding any of them discards this instance (S4).
-  var dependencies: [ProviderKey: ProviderInfo] = [:]
+  /// discarding any of them discards this instance. Each slot counts this instance among its
+  /// dependents for as long as it is cached.
+  var dependencies: [ProviderKey: Slot] = [:]
 
   /// A `StrongEntry`'s value; nil for a `WeakEntry`.
   let valueStorage: UnsafeMutableRawPointer?
@@ -27,7 +28,10 @@ class CacheEntry: @unchecked Sendable {
   }
 
   /// Runs the provider's `onDiscard` hook on the value. Outside the pod's lock, once.
-  func dispose() {}
+  /// `onMainActor` tells main-actor hooks whether the discarding caller is on the main actor;
+  /// it is passed along rather than kept in a task-local, which tasks a hook starts would
+  /// inherit.
+  func dispose(onMainActor: Bool) {}
 
   /// The strong entry's value. The pod keys entries by provider, and a `Provider<Value>`'s
   /// entries are always made from a `Value`, so the type always matches.
@@ -44,11 +48,11 @@ class CacheEntry: @unchecked Sendable {
 /// `Value` field instead would make `StrongEntry<Value>`'s metadata be looked up at run time
 /// on every cached resolve.
 final class StrongEntry<Value>: CacheEntry, @unchecked Sendable {
-  private let onDiscard: (@Sendable (Value) -> Void)?
+  private let onDiscard: DisposalHook<Value>?
 
   init(
     value: Value, provider: ProviderInfo, scope: ScopeInfo,
-    onDiscard: (@Sendable (Value) -> Void)?
+    onDiscard: DisposalHook<Value>?
   ) {
     let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     storage.initialize(to: value)
@@ -58,8 +62,8 @@ final class StrongEntry<Value>: CacheEntry, @unchecked Sendable {
       hasDisposal: onDiscard != nil)
   }
 
-  override func dispose() {
-    onDiscard?(value(as: Value.self))
+  override func dispose(onMainActor: Bool) {
+    onDiscard?(value(as: Value.self), onMainActor)
   }
 
   deinit {
@@ -90,4 +94,13 @@ func classInstance<Value>(_ value: Value) -> AnyObject? {
   let any = value as Any
   guard type(of: any) is AnyClass else { return nil }
   return any as AnyObject
+}
+
+/// A provider's `onDiscard`, told whether the discarding caller is on the main actor.
+typealias DisposalHook<Value> = @Sendable (Value, _ onMainActor: Bool) -> Void
+
+/// A plain `onDiscard` hook, which runs wherever the discard happens.
+func disposalHook<Value>(_ hook: (@Sendable (Value) -> Void)?) -> DisposalHook<Value>? {
+  guard let hook else { return nil }
+  return { value, _ in hook(value) }
 }

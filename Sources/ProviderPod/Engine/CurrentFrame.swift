@@ -1,0 +1,63 @@
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Android)
+  import Android
+#endif
+
+/// The builds running on the current thread or task, so that a builder that resolves through
+/// another reference to its pod (a pod kept in a global, say) is seen as nested in its build:
+/// its cycles are reported and what it resolves is recorded as a dependency.
+///
+/// A synchronous build is pushed on a per-thread stack for as long as its builder runs. An
+/// async build is bound to its task with a task-local value, which child tasks inherit; a
+/// frame found there that has finished is ignored by the engine.
+enum CurrentFrame {
+  @TaskLocal static var task: Frame?
+
+  private static let threadKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key, nil)
+    precondition(status == 0, "ProviderPod: could not create a thread-local key (\(status))")
+    return key
+  }()
+
+  private static var threadTop: Frame? {
+    guard let raw = pthread_getspecific(threadKey) else { return nil }
+    return Unmanaged<Frame>.fromOpaque(raw).takeUnretainedValue()
+  }
+
+  /// Runs `body` with `frame` as the current thread's innermost build. The caller keeps
+  /// `frame` alive for the duration, so the stack holds it unretained.
+  @inline(__always)
+  static func withThreadFrame<Result>(_ frame: Frame, _ body: () -> Result) -> Result {
+    let previous = pthread_getspecific(threadKey)
+    frame.threadPrevious = previous.map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() }
+    pthread_setspecific(threadKey, Unmanaged.passUnretained(frame).toOpaque())
+    defer {
+      pthread_setspecific(threadKey, previous)
+      frame.threadPrevious = nil
+    }
+    return body()
+  }
+
+  /// The innermost build of the engine `engineID` on this thread, else the one bound to this
+  /// task. Whether it is still running is for the engine to check, under its lock.
+  static func innermost(in engineID: ObjectIdentifier) -> Frame? {
+    var next = threadTop
+    while let frame = next {
+      if frame.engineID == engineID { return frame }
+      next = frame.threadPrevious
+    }
+    if let frame = task, frame.engineID == engineID { return frame }
+    return nil
+  }
+
+  /// Whether this thread or task is inside any build of the engine.
+  static func isInsideBuild(of engineID: ObjectIdentifier) -> Bool {
+    innermost(in: engineID) != nil
+  }
+}

@@ -1,0 +1,109 @@
+/// Cycle reports: a provider that needs itself, in one chain of resolves or across threads
+/// that wait for each other's builds.
+///
+/// Checks cost nothing on the usual path. A cached provider is checked only when a build of
+/// it is running, by comparing depths up the chain. Always-new providers have no running
+/// build to find, so the chain is scanned for a repeated provider when its depth reaches a
+/// power of two: a cycle is caught within twice its length, and a deep chain without one
+/// costs amortised constant time per level.
+extension EngineState {
+  /// The report for resolving `provider` from `caller`, whose chain contains `running`, a
+  /// build of the same provider.
+  func cycleReport(resolving provider: ProviderInfo, from caller: Frame, through running: Frame)
+    -> String
+  {
+    var names: [String] = []
+    var next: Frame? = caller
+    while let frame = next {
+      names.append(frame.info!.cycleLabel)
+      if frame === running { break }
+      next = frame.parent
+    }
+    return Self.cycleReport(names.reversed() + [provider.name], acrossThreads: false)
+  }
+
+  /// The report for an always-new `provider` resolved from `caller`, if the chain repeats a
+  /// provider. Looks only when the new depth is a power of two (see above).
+  func repeatedProviderReport(resolving provider: ProviderInfo, from caller: Frame) -> String? {
+    let depth = caller.depth + 1
+    guard depth >= 16, depth & (depth - 1) == 0 else { return nil }
+    // Innermost first: the first provider seen twice closes the shortest loop around it.
+    var chain = [provider]
+    var positions: [ProviderKey: Int] = [provider.key: 0]
+    var next: Frame? = caller
+    while let frame = next {
+      let info = frame.info!
+      if let first = positions[info.key] {
+        let loop = [info] + chain[(first + 1)...].reversed() + [info]
+        let labels = loop.dropLast().map(\.cycleLabel) + [info.name]
+        return Self.cycleReport(labels, acrossThreads: false)
+      }
+      positions[info.key] = chain.count
+      chain.append(info)
+      next = frame.parent
+    }
+    return nil
+  }
+
+  /// The report for `waiter` blocking on `target`, if `target` is itself (through other
+  /// blocked builds) waiting for a build in the waiter's own chain: a deadlock.
+  func crossThreadCycleReport(waiter: Frame, target: Frame) -> String? {
+    let mine = waiter.activeChain
+    let mineIDs = Set(mine.map(ObjectIdentifier.init))
+    // Breadth first over the builds `target` waits for, remembering how each was reached.
+    var queue = [target]
+    var reachedBy: [ObjectIdentifier: (build: Frame, wait: Frame)] = [:]
+    var seen: Set<ObjectIdentifier> = [ObjectIdentifier(target)]
+    var index = 0
+    while index < queue.count {
+      let build = queue[index]
+      index += 1
+      for wait in waits.values where build.isAncestor(ofOrSameAs: wait.waiter) {
+        let blocked = wait.target
+        if mineIDs.contains(ObjectIdentifier(blocked)) {
+          return crossThreadReport(
+            mine: mine, target: target, last: (build, wait.waiter), closing: blocked,
+            reachedBy: reachedBy)
+        }
+        if seen.insert(ObjectIdentifier(blocked)).inserted {
+          reachedBy[ObjectIdentifier(blocked)] = (build, wait.waiter)
+          queue.append(blocked)
+        }
+      }
+    }
+    return nil
+  }
+
+  private func crossThreadReport(
+    mine: [Frame], target: Frame, last: (build: Frame, wait: Frame),
+    closing: Frame, reachedBy: [ObjectIdentifier: (build: Frame, wait: Frame)]
+  ) -> String {
+    // Names from `closing` down to the waiter, then each blocked build down to the frame in
+    // it that waits for the next, back to `closing`.
+    var names = mine[...mine.firstIndex { $0 === closing }!].reversed().map(\.info!.cycleLabel)
+    var hops: [(build: Frame, wait: Frame)] = [last]
+    var current = last.build
+    while current !== target, let hop = reachedBy[ObjectIdentifier(current)] {
+      hops.append(hop)
+      current = hop.build
+    }
+    for hop in hops.reversed() {
+      let segment = hop.wait.activeChain
+      let end = segment.firstIndex { $0 === hop.build } ?? segment.count - 1
+      names.append(contentsOf: segment[...end].reversed().map(\.info!.cycleLabel))
+    }
+    names.append(closing.info!.name)
+    return Self.cycleReport(names, acrossThreads: true)
+  }
+
+  static func cycleReport(_ names: [String], acrossThreads: Bool) -> String {
+    let chain = names.joined(separator: " -> ")
+    let kind = acrossThreads ? "dependency cycle across threads" : "dependency cycle"
+    return """
+      ProviderPod: \(kind): \(chain)
+      Each provider in the chain needs the next one to build its value, so none of them can \
+      be built. Break the cycle: remove one of these dependencies, or move what they share \
+      into a provider they can all depend on.
+      """
+  }
+}

@@ -1,0 +1,125 @@
+import Dispatch
+
+/// One build: a provider's builder running, with what the pod needs to know about it.
+///
+/// A builder reaches its frame through the ``BuildContext`` it is given, or, when it resolves
+/// through another reference to the pod, through the thread or task that runs it (see
+/// `CurrentFrame`). Every field is guarded by the engine's lock, except `threadPrevious`, which
+/// only the thread running the build touches.
+///
+/// Frames are reused: once a build is over and nothing but the engine holds its frame (no
+/// context kept by a builder, no child frame, no waiter), the frame goes back to the engine's
+/// spare list, so a build allocates nothing of its own.
+final class Frame: @unchecked Sendable {
+  enum Phase {
+    /// On the spare list.
+    case idle
+    /// The builder is running and its result will be cached.
+    case running
+    /// The builder is running, but something it used (or its scope, or its override) was
+    /// discarded meanwhile: its result must not be cached, and nobody joins it.
+    case invalidated
+    /// The builder returned; a context kept past this point resolves like the pod itself.
+    case finished
+  }
+
+  /// The engine the frame belongs to, for finding a thread's frame of a given pod.
+  let engineID: ObjectIdentifier
+  private(set) var phase = Phase.idle
+  private(set) var info: ProviderInfo?
+  private(set) var scope: ScopeInfo?
+  /// The provider's slot, for a build whose result is cached; nil for an always-new build.
+  private(set) var slot: Slot?
+  /// The frame whose builder asked for this one, in the same pod.
+  private(set) var parent: Frame?
+  /// How many frames are above this one: cycle checks compare depths instead of walking.
+  private(set) var depth = 0
+  /// For an always-new build: the nearest caching build above it, which depends on whatever
+  /// this one resolves, since nothing in between is cached.
+  private var enclosingOwner: Frame?
+  /// The scope's clear count when the build began: a clear while it runs makes it stale.
+  private(set) var scopeEpoch = 0
+  /// The providers this build resolved, each counted once in their slot's `dependents`.
+  var dependencies: [ProviderKey: Slot] = [:]
+  /// Created by the first thread that waits for this build; left by the builder when done.
+  var waiters: DispatchGroup?
+  /// For an async build: its task and the callers waiting for it.
+  var asyncBuild: AnyAsyncBuild?
+  /// The frame this one was pushed over on its thread (see `CurrentFrame`).
+  unowned(unsafe) var threadPrevious: Frame?
+
+  init(engineID: ObjectIdentifier) {
+    self.engineID = engineID
+  }
+
+  var key: ProviderKey { info.unsafelyUnwrapped.key }
+  var caches: Bool { slot != nil }
+  var isBuilding: Bool { phase == .running || phase == .invalidated }
+
+  func begin(
+    info: ProviderInfo, scope: ScopeInfo, slot: Slot?, parent: Frame?, scopeEpoch: Int
+  ) {
+    self.info = info
+    self.scope = scope
+    self.slot = slot
+    self.scopeEpoch = scopeEpoch
+    if let parent {
+      self.parent = parent
+      depth = parent.depth + 1
+      if slot == nil { enclosingOwner = parent.owner }
+    } else {
+      depth = 0
+    }
+    phase = .running
+  }
+
+  func invalidate() {
+    if phase == .running { phase = .invalidated }
+  }
+
+  func end() {
+    phase = .finished
+  }
+
+  /// Forgets the build, ready for reuse; the dependency table keeps its storage.
+  func reset() {
+    phase = .idle
+    info = nil
+    scope = nil
+    slot = nil
+    if parent != nil { parent = nil }
+    if enclosingOwner != nil { enclosingOwner = nil }
+    if !dependencies.isEmpty { dependencies.removeAll(keepingCapacity: true) }
+    if waiters != nil { waiters = nil }
+    if asyncBuild != nil { asyncBuild = nil }
+  }
+
+  /// The running build that depends on what this frame resolves: itself when it caches,
+  /// otherwise the caching build around it.
+  var owner: Frame? {
+    if slot != nil { return isBuilding ? self : nil }
+    guard let enclosingOwner, enclosingOwner.isBuilding else { return nil }
+    return enclosingOwner
+  }
+
+  /// Whether `self` is `frame` or one of the builds that `frame` was resolved from.
+  func isAncestor(ofOrSameAs frame: Frame) -> Bool {
+    var next: Frame? = frame
+    while let current = next, current.depth >= depth {
+      if current === self { return true }
+      next = current.parent
+    }
+    return false
+  }
+
+  /// This frame and its still-running ancestors, innermost first.
+  var activeChain: [Frame] {
+    var chain: [Frame] = []
+    var next: Frame? = self
+    while let frame = next, frame.isBuilding {
+      chain.append(frame)
+      next = frame.parent
+    }
+    return chain
+  }
+}
