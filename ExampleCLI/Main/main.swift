@@ -2,10 +2,13 @@ import Foundation
 import SignUpDemo
 
 // Everything testable lives in SignUpDemo; this only connects it to the process.
+let terminal = TerminalLineReader()
 let status = await DemoCommandLine.run(
   arguments: Array(CommandLine.arguments.dropFirst()),
   transcript: Transcript(echo: true),
-  isTerminal: isatty(STDIN_FILENO) == 1,
-  readLine: { readLine() },
-  prompt: { FileHandle.standardOutput.write(Data($0.utf8)) })
+  isTerminal: terminal != nil,
+  readLine: { prompt in
+    guard let prompt else { return readLine() }
+    return terminal?.readLine(prompt: prompt)
+  })
 exit(status)

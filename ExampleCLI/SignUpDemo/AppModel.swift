@@ -1,164 +1,123 @@
-/// The app's settings. A singleton: the same for every sign-up.
-final class AppConfiguration: CustomStringConvertible {
-  let label: String
-  let apiHost = "api.example.com"
-  let minimumNameLength = 2
+// The app: what a person would write for a two-screen sign-up. Nothing here knows about the
+// demo's numbering or printing; the demo learns what happened from the pod's events.
 
-  init(label: String) { self.label = label }
-  var description: String { label }
+/// Settings compiled into the app.
+struct AppConfiguration: Sendable {
+  /// The shortest display name the profile screen accepts.
+  var minimumNameLength = 2
 }
 
-/// The sign-up rules, fetched from the server when the app starts. Built by an
-/// `AsyncProvider`: the load is shared by everyone who asks while it is running.
-struct SignUpConfiguration: Sendable, CustomStringConvertible {
-  let label: String
-  let requiresName: Bool
-  var description: String { label }
+/// What the server says about signing up, fetched when the app launches. A class so that two
+/// screens can see they hold the same instance.
+final class SignUpConfiguration: Sendable {
+  /// The terms of service a new account accepts; sent with the sign-up.
+  let termsVersion: String
+
+  init(termsVersion: String) { self.termsVersion = termsVersion }
 }
 
 /// What the app sends to its server.
-protocol HTTPClient: AnyObject, CustomStringConvertible {
+protocol HTTPClient: Sendable {
   /// Sends a POST and returns the status code.
   func post(_ path: String, body: String) -> Int
-  /// Every request sent so far, as `POST /path body`.
-  var sentRequests: [String] { get }
 }
 
-/// The live client: a fake backend that accepts every sign-up.
-final class InMemoryBackendClient: HTTPClient {
-  let label: String
-  private(set) var sentRequests: [String] = []
-
-  init(label: String) { self.label = label }
-  var description: String { label }
-
+/// Stands in for the network in this demo: a server on which every address except
+/// `taken@example.com` is free and every sign-up is accepted.
+struct DemoServerClient: HTTPClient {
   func post(_ path: String, body: String) -> Int {
-    sentRequests.append("POST \(path) \(body)")
-    return 201
+    switch path {
+    case "/email-available": body == "taken@example.com" ? 409 : 200
+    case "/configuration": 200
+    default: 201
+    }
   }
 }
 
-/// A test double that records requests and answers with a fixed status.
-final class RecordingHTTPClient: HTTPClient {
-  let label: String
-  let status: Int
-  private(set) var sentRequests: [String] = []
-
-  init(label: String, status: Int = 201) {
-    self.label = label
-    self.status = status
-  }
-  var description: String { label }
-
-  func post(_ path: String, body: String) -> Int {
-    sentRequests.append("POST \(path) \(body)")
-    return status
-  }
+/// Whether an address is free to sign up with, as the server answered. One per address asked
+/// about, kept for the sign-up, so going back and forth does not ask again.
+struct EmailAvailability: Sendable {
+  let email: String
+  let isAvailable: Bool
 }
 
-/// App-wide analytics. A singleton.
-final class AnalyticsLog: CustomStringConvertible {
-  let label: String
-  private(set) var events: [String] = []
-
-  init(label: String) { self.label = label }
-  var description: String { label }
-
-  func track(_ event: String) { events.append(event) }
-}
-
-/// The form data of one sign-up, shared by both steps. Lives in `SignUpFlowScope`; its
-/// provider's `onDiscard` closes it when the flow scope is cleared.
-final class SignUpSession: CustomStringConvertible {
-  let label: String
+/// The form data of one sign-up, shared by both screens. Its provider's `onDiscard` closes
+/// it when the sign-up ends.
+@MainActor
+final class SignUpSession {
   var email: String?
   var name: String?
-  private let analytics: AnalyticsLog
 
-  init(label: String, analytics: AnalyticsLog) {
-    self.label = label
-    self.analytics = analytics
-  }
-  var description: String { label }
+  init() {}
 
   /// Erases the form data, so nothing personal outlives the sign-up.
   func close() {
     email = nil
     name = nil
-    analytics.track("\(label) closed by onDiscard: form data erased")
   }
 }
 
-/// Checks email addresses. Lives in `EmailStepScope`.
-final class EmailValidator: CustomStringConvertible {
-  let label: String
-
-  init(label: String) { self.label = label }
-  var description: String { label }
-
+/// Checks email addresses.
+///
+/// An address is accepted when it has something before its last `@`, something after it,
+/// and no spaces. Dotless domains are valid (`a@b`, `postmaster@localhost`: RFC 5321 allows
+/// them), and only a confirmation mail proves an address exists, so this only catches typos.
+struct EmailValidator: Sendable {
   /// Why `email` is not acceptable, or nil.
   func problem(with email: String) -> String? {
-    let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-    guard parts.count == 2, !parts[0].isEmpty, parts[1].contains(".") else {
-      return "'\(email)' is not an email address: it needs a name, an @ and a domain"
+    guard let at = email.lastIndex(of: "@"), at != email.startIndex,
+      email.index(after: at) != email.endIndex, !email.contains(where: \.isWhitespace)
+    else {
+      return "'\(email)' is not an email address: it needs a name, an @ and a domain, no spaces"
     }
     return nil
   }
 }
 
-/// Checks display names against the configuration. Lives in `ProfileStepScope`.
-final class NameValidator: CustomStringConvertible {
-  let label: String
+/// Checks display names against the app's configuration.
+struct NameValidator: Sendable {
   let minimumLength: Int
-
-  init(label: String, configuration: AppConfiguration) {
-    self.label = label
-    self.minimumLength = configuration.minimumNameLength
-  }
-  var description: String { label }
 
   func problem(with name: String) -> String? {
     name.count >= minimumLength ? nil : "a name needs at least \(minimumLength) characters"
   }
 }
 
-/// The email screen's state. Lives in `EmailStepScope`.
-final class EmailStepViewModel: CustomStringConvertible {
-  let label: String
+/// The email screen's state.
+@MainActor
+final class EmailStepViewModel {
   let session: SignUpSession
-  let validator: EmailValidator
-  let analytics: AnalyticsLog
+  private let validator: EmailValidator
 
-  init(label: String, session: SignUpSession, validator: EmailValidator, analytics: AnalyticsLog) {
-    self.label = label
+  init(session: SignUpSession, validator: EmailValidator) {
     self.session = session
     self.validator = validator
-    self.analytics = analytics
   }
-  var description: String { label }
 
-  /// Stores the email in the session, or says why it cannot.
-  func submit(_ email: String) -> String? {
+  /// Stores the email in the session, or says why it cannot. `availability` asks the server,
+  /// and is only called for a well-formed address.
+  func submit(_ email: String, availability: (String) -> EmailAvailability) -> String? {
     if let problem = validator.problem(with: email) { return problem }
+    guard availability(email).isAvailable else {
+      return "\(email) already has an account: sign in instead, or use another address"
+    }
     session.email = email
-    analytics.track("email entered")
     return nil
   }
 }
 
-/// The profile screen's state. Lives in `ProfileStepScope`.
-final class ProfileStepViewModel: CustomStringConvertible {
-  let label: String
+/// The profile screen's state.
+@MainActor
+final class ProfileStepViewModel {
   let session: SignUpSession
-  let validator: NameValidator
+  private let validator: NameValidator
 
-  init(label: String, session: SignUpSession, validator: NameValidator) {
-    self.label = label
+  init(session: SignUpSession, validator: NameValidator) {
     self.session = session
     self.validator = validator
   }
-  var description: String { label }
 
+  /// Stores the name in the session, or says why it cannot.
   func submit(_ name: String) -> String? {
     if let problem = validator.problem(with: name) { return problem }
     session.name = name
@@ -166,26 +125,12 @@ final class ProfileStepViewModel: CustomStringConvertible {
   }
 }
 
-/// Sends a finished sign-up to the server. Lives in `SignUpFlowScope`.
-final class SignUpService: CustomStringConvertible {
-  let label: String
+/// Sends finished sign-ups to the server.
+struct SignUpService: Sendable {
   let client: any HTTPClient
-  let session: SignUpSession
-  let analytics: AnalyticsLog
 
-  init(label: String, client: any HTTPClient, session: SignUpSession, analytics: AnalyticsLog) {
-    self.label = label
-    self.client = client
-    self.session = session
-    self.analytics = analytics
-  }
-  var description: String { label }
-
-  /// Posts the session's data; returns the status code.
-  func submit() -> Int {
-    let status = client.post(
-      "/signup", body: "email=\(session.email ?? "") name=\(session.name ?? "")")
-    analytics.track("sign-up submitted (\(status))")
-    return status
+  /// Posts a sign-up; returns the status code (201 when the account was created).
+  func submit(email: String, name: String, termsVersion: String) -> Int {
+    client.post("/signup", body: "email=\(email) name=\(name) terms=\(termsVersion)")
   }
 }

@@ -1,41 +1,44 @@
 import ProviderPod
 
 /// Reads the interactive mode's commands, one line at a time.
+@MainActor
 final class CommandInterpreter {
   /// What to do after a line.
   enum Outcome: Equatable, Sendable { case proceed, quit }
 
   static let help = """
     Commands:
-      start               begin a sign-up (builds the flow's instances)
-      email <address>     fill the email screen and continue
-      profile <name>      fill the profile screen
-      back                go back from the profile screen (clears ProfileStepScope)
-      finish              submit the sign-up (clears SignUpFlowScope and both step scopes)
-      cancel              abandon the sign-up (clears SignUpFlowScope)
-      status              where you are and what the pod holds
-      graph [dot|mermaid] the dependency graph (plain text by default)
-      trace on|off        show or hide what the pod builds, reuses and discards
-      help                this list
-      quit                leave (end of input works too)
+      start                 begin a sign-up (builds the flow's instances)
+      email <address>       fill the email screen and continue
+      profile <name>        fill the profile screen
+      back                  go back from the profile screen (clears ProfileStepScope)
+      finish                submit the sign-up (clears SignUpFlowScope and both step scopes)
+      cancel                abandon the sign-up (clears SignUpFlowScope)
+      status                where you are and what the pod holds
+      graph [dot|mermaid]   the dependency graph (plain text by default)
+      trace on|off          show or hide the pod calls and what they built, reused, discarded
+      help                  this list
+      quit                  leave (Ctrl-D or the end of input works too)
     """
 
+  static let graphFormats = "text, dot or mermaid"
+
   let flow: SignUpFlow
-  private let trace: TraceObserver
   private let transcript: Transcript
 
   init(transcript: Transcript) {
     self.transcript = transcript
-    trace = TraceObserver(transcript: transcript)
-    flow = SignUpFlow(pod: Pod(observer: trace), transcript: transcript)
+    flow = SignUpFlow(transcript: transcript)
   }
 
   /// Runs one line of input.
-  func handle(_ line: String) -> Outcome {
-    let trimmed = line.trimmingWhitespace
+  func handle(_ line: String) async -> Outcome {
+    let trimmed = line.withoutTerminalControls.trimmingWhitespace
     guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { return .proceed }
     let words = trimmed.split(separator: " ", maxSplits: 1).map(String.init)
-    let command = words[0].lowercased()
+    // Commands match in any case; what is echoed back is what was typed.
+    let typed = words[0]
+    let command = typed.lowercased()
     let argument = words.count > 1 ? words[1].trimmingWhitespace : ""
     do {
       switch (command, argument) {
@@ -45,20 +48,24 @@ final class CommandInterpreter {
       case ("profile", let name) where !name.isEmpty: try flow.enterName(name)
       case ("profile", _): refuse("profile needs a name, e.g. 'profile Ada Lovelace'")
       case ("back", ""): try flow.back()
-      case ("finish", ""): try flow.finish()
+      case ("finish", ""): try await flow.finish()
       case ("cancel", ""): try flow.cancel()
       case ("status", ""): flow.status()
       case ("graph", let format): showGraph(format)
-      case ("trace", "on"): trace.isEnabled = true
-      case ("trace", "off"): trace.isEnabled = false
+      case ("trace", let setting) where ["on", "off"].contains(setting.lowercased()):
+        flow.trace.isEnabled = setting.lowercased() == "on"
+        transcript.write(
+          flow.trace.isEnabled
+            ? "  trace on: each step shows its pod calls (▸) and what they built, reused, discarded"
+            : "  trace off: only the screens are shown")
       case ("trace", _): refuse("trace takes 'on' or 'off'")
       case ("help", ""): transcript.write(Self.help)
       case ("quit", ""), ("exit", ""): return .quit
       case ("start", _), ("back", _), ("finish", _), ("cancel", _), ("status", _), ("help", _),
         ("quit", _), ("exit", _):
-        refuse("'\(command)' takes no argument")
+        refuse("'\(typed)' takes no argument")
       default:
-        refuse("unknown command '\(command)': type 'help' for the list")
+        refuse("unknown command '\(typed)': type 'help' for the list")
       }
     } catch {
       refuse(error.message)
@@ -67,15 +74,14 @@ final class CommandInterpreter {
   }
 
   private func showGraph(_ format: String) {
-    let graph = flow.pod.dependencyGraph().withoutDemoPlumbing
-    switch format {
+    switch format.lowercased() {
     case "", "text":
-      let lines = flow.pod.labeledGraphLines()
+      let lines = flow.trace.labeledGraphLines(of: flow.pod)
       transcript.write(
         lines.isEmpty ? "  (nothing cached)" : lines.map { "  " + $0 }.joined(separator: "\n"))
-    case "dot": transcript.write(graph.dot(), to: .output)
-    case "mermaid": transcript.write(graph.mermaid(), to: .output)
-    default: refuse("graph takes 'dot', 'mermaid' or nothing")
+    case "dot": transcript.write(flow.pod.dependencyGraph().dot())
+    case "mermaid": transcript.write(flow.pod.dependencyGraph().mermaid())
+    default: refuse("unknown graph format '\(format)': use \(Self.graphFormats)")
     }
   }
 
@@ -89,4 +95,25 @@ extension String {
     let characters = drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed()
     return String(characters)
   }
+
+  /// The text without terminal escape sequences (arrow keys typed where no line editor ran
+  /// arrive as `ESC [ D`) or other control characters, so nothing echoed back can move the
+  /// cursor. Tabs become spaces.
+  var withoutTerminalControls: String {
+    var scalars = String.UnicodeScalarView()
+    var filter = EscapeSequenceFilter()
+    for scalar in unicodeScalars {
+      guard filter.accepts(scalar) else { continue }
+      if scalar == "\t" {
+        scalars.append(" ")
+      } else if !scalar.properties.generalCategory.isControl {
+        scalars.append(scalar)
+      }
+    }
+    return String(scalars)
+  }
+}
+
+extension Unicode.GeneralCategory {
+  fileprivate var isControl: Bool { self == .control }
 }

@@ -7,8 +7,8 @@ public enum DemoCommandLine {
 
     A sign-up flow built on ProviderPod that shows scopes being reused and cleared.
 
-      (no arguments)      a scripted walk-through: each step prints what the pod built,
-                          reused and discarded, then the dependency graph
+      (no arguments)      a scripted walk-through: each step says why, shows the app's code
+                          and what the pod built, reused and discarded
       --interactive       drive the flow yourself; type 'help' at the prompt. Reads commands
                           from standard input, so it also works from a pipe:
                             printf 'start\\nemail ada@example.com\\nstatus\\n' | ExampleCLI --interactive
@@ -21,54 +21,75 @@ public enum DemoCommandLine {
   ///
   /// - Parameters:
   ///   - arguments: The arguments after the program name.
-  ///   - readLine: The next line of standard input, or nil at its end.
-  ///   - isTerminal: Whether standard input is a terminal (prompts are shown only then).
+  ///   - isTerminal: Whether standard input is a terminal: only then is there a greeting, a
+  ///     prompt, and a newline after the last prompt when the input ends.
+  ///   - readLine: Shows the prompt it is given (nil when input is not a terminal) and returns
+  ///     the next line of input, or nil at its end.
+  @MainActor
   public static func run(
     arguments: [String], transcript: Transcript, isTerminal: Bool,
-    readLine: () -> String?, prompt: (String) -> Void = { _ in }
+    readLine: (_ prompt: String?) -> String?
   ) async -> Int32 {
-    if arguments.isEmpty {
+    switch arguments {
+    case []:
       return await ScriptedTour.run(transcript: transcript) ? 0 : 1
-    }
-    if arguments == ["--help"] || arguments == ["-h"] {
+    case ["--help"], ["-h"]:
       transcript.write(usage)
       return 0
-    }
-    if arguments == ["--interactive"] || arguments == ["-i"] {
+    case ["--interactive"], ["-i"]:
       let interpreter = CommandInterpreter(transcript: transcript)
       if isTerminal {
-        transcript.write("ProviderPod sign-up demo. Type 'help' for the commands, 'quit' to leave.")
+        transcript.write(
+          "ProviderPod sign-up demo. Type 'help' for the commands, 'quit' or Ctrl-D to leave.")
       }
       while true {
-        if isTerminal { prompt("> ") }
-        guard let line = readLine() else { return 0 }
-        if interpreter.handle(line) == .quit { return 0 }
+        guard let line = readLine(isTerminal ? "> " : nil) else {
+          // Ctrl-D leaves the cursor after the prompt: end that line for the shell's prompt.
+          if isTerminal { transcript.write("") }
+          return 0
+        }
+        if await interpreter.handle(line) == .quit { return 0 }
       }
+    case ["--graph"]:
+      return usageError(
+        "--graph needs a format: \(CommandInterpreter.graphFormats)", transcript: transcript)
+    case _ where arguments.count == 2 && arguments[0] == "--graph":
+      return showGraph(format: arguments[1], transcript: transcript)
+    default:
+      return usageError(
+        "unknown arguments '\(arguments.joined(separator: " "))': see ExampleCLI --help",
+        transcript: transcript)
     }
-    if arguments.count == 2, arguments[0] == "--graph",
-      ["text", "dot", "mermaid"].contains(arguments[1])
-    {
-      let format = arguments[1]
-      let quiet = Transcript()
-      let flow = SignUpFlow(pod: Pod(), transcript: quiet)
-      do {
-        try flow.start()
-        try flow.enterEmail("ada@example.com")
-      } catch {
-        transcript.write("error: \(error.message)", to: .error)
-        return 1
-      }
-      let graph = flow.pod.dependencyGraph().withoutDemoPlumbing
-      switch format {
-      case "dot": transcript.write(graph.dot())
-      case "mermaid": transcript.write(graph.mermaid())
-      default: transcript.write(flow.pod.labeledGraphLines().joined(separator: "\n"))
-      }
-      return 0
-    }
-    transcript.write(
-      "error: unknown arguments '\(arguments.joined(separator: " "))': see ExampleCLI --help",
-      to: .error)
+
+  }
+
+  private static func usageError(_ message: String, transcript: Transcript) -> Int32 {
+    transcript.write("error: \(message)", to: .error)
     return 64
+  }
+
+  @MainActor
+  private static func showGraph(format: String, transcript: Transcript) -> Int32 {
+    guard ["text", "dot", "mermaid"].contains(format) else {
+      return usageError(
+        "unknown graph format '\(format)': use \(CommandInterpreter.graphFormats)",
+        transcript: transcript)
+    }
+    let flow = SignUpFlow(transcript: Transcript())
+    flow.trace.isEnabled = false
+    do {
+      try flow.start()
+      try flow.enterEmail("ada@example.com")
+    } catch {
+      transcript.write("error: \(error.message)", to: .error)
+      return 1
+    }
+    let graph = flow.pod.dependencyGraph()
+    switch format {
+    case "dot": transcript.write(graph.dot())
+    case "mermaid": transcript.write(graph.mermaid())
+    default: transcript.write(flow.trace.labeledGraphLines(of: flow.pod).joined(separator: "\n"))
+    }
+    return 0
   }
 }

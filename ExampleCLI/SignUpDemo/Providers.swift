@@ -2,67 +2,54 @@ import ProviderPod
 
 // The app's dependencies: one global provider next to each type, nothing to register.
 
-let appConfigurationProvider = Provider(name: "AppConfiguration") { pod in
-  AppConfiguration(label: pod.label("AppConfiguration"))
+let appConfigurationProvider = Provider(name: "AppConfiguration") { _ in AppConfiguration() }
+
+let httpClientProvider = Provider<any HTTPClient>(name: "HTTPClient") { _ in DemoServerClient() }
+
+/// Loaded once when the app launches; screens that ask while it loads share the one load.
+let signUpConfigurationProvider = AsyncProvider(name: "SignUpConfiguration") { pod in
+  let client = pod.resolve(httpClientProvider)
+  // Stands in for the network's latency.
+  await Task.yield()
+  _ = client.post("/configuration", body: "")
+  return SignUpConfiguration(termsVersion: "2026-01")
 }
 
-let httpClientProvider = Provider<any HTTPClient>(name: "HTTPClient") { pod in
-  InMemoryBackendClient(label: pod.label("HTTPClient"))
+let signUpServiceProvider = Provider(name: "SignUpService") { pod in
+  SignUpService(client: pod.resolve(httpClientProvider))
 }
 
-let analyticsLogProvider = Provider(name: "AnalyticsLog") { pod in
-  AnalyticsLog(label: pod.label("AnalyticsLog"))
+/// One server answer per address, kept for the sign-up: every member goes when the flow
+/// scope is cleared.
+let emailAvailabilityProvider = ProviderFamily(
+  scope: SignUpFlowScope(), name: "EmailAvailability"
+) { (pod, email: String) in
+  let status = pod.resolve(httpClientProvider).post("/email-available", body: email)
+  return EmailAvailability(email: email, isAvailable: status == 200)
 }
 
-let signUpSessionProvider = Provider(
+let signUpSessionProvider = MainActorProvider(
   scope: SignUpFlowScope(), name: "SignUpSession", onDiscard: { session in session.close() }
-) { pod in
-  SignUpSession(label: pod.label("SignUpSession"), analytics: pod.resolve(analyticsLogProvider))
+) { _ in SignUpSession() }
+
+let emailValidatorProvider = Provider(scope: EmailStepScope(), name: "EmailValidator") { _ in
+  EmailValidator()
 }
 
-let signUpServiceProvider = Provider(scope: SignUpFlowScope(), name: "SignUpService") {
-  pod in
-  SignUpService(
-    label: pod.label("SignUpService"),
-    client: pod.resolve(httpClientProvider),
-    session: pod.resolve(signUpSessionProvider),
-    analytics: pod.resolve(analyticsLogProvider))
-}
-
-let emailValidatorProvider = Provider(scope: EmailStepScope(), name: "EmailValidator") {
-  pod in
-  EmailValidator(label: pod.label("EmailValidator"))
-}
-
-let emailStepViewModelProvider = Provider(
+let emailStepViewModelProvider = MainActorProvider(
   scope: EmailStepScope(), name: "EmailStepViewModel"
 ) { pod in
   EmailStepViewModel(
-    label: pod.label("EmailStepViewModel"),
-    session: pod.resolve(signUpSessionProvider),
-    validator: pod.resolve(emailValidatorProvider),
-    analytics: pod.resolve(analyticsLogProvider))
+    session: pod.resolve(signUpSessionProvider), validator: pod.resolve(emailValidatorProvider))
 }
 
-let nameValidatorProvider = Provider(scope: ProfileStepScope(), name: "NameValidator") {
-  pod in
-  NameValidator(
-    label: pod.label("NameValidator"), configuration: pod.resolve(appConfigurationProvider))
+let nameValidatorProvider = Provider(scope: ProfileStepScope(), name: "NameValidator") { pod in
+  NameValidator(minimumLength: pod.resolve(appConfigurationProvider).minimumNameLength)
 }
 
-let profileStepViewModelProvider = Provider(
+let profileStepViewModelProvider = MainActorProvider(
   scope: ProfileStepScope(), name: "ProfileStepViewModel"
 ) { pod in
   ProfileStepViewModel(
-    label: pod.label("ProfileStepViewModel"),
-    session: pod.resolve(signUpSessionProvider),
-    validator: pod.resolve(nameValidatorProvider))
-}
-
-let signUpConfigurationProvider = AsyncProvider(name: "SignUpConfiguration") { pod in
-  // Stands in for a network request: suspends, then builds from what it fetched.
-  await Task.yield()
-  let client = pod.resolve(httpClientProvider)
-  _ = client.post("/config", body: "")
-  return SignUpConfiguration(label: pod.label("SignUpConfiguration"), requiresName: true)
+    session: pod.resolve(signUpSessionProvider), validator: pod.resolve(nameValidatorProvider))
 }

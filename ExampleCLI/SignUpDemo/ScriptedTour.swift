@@ -1,113 +1,207 @@
+import Foundation
 import ProviderPod
 
-/// The default mode: a sign-up walked through step by step, printing what the pod does.
+/// The default mode: a sign-up walked through step by step. Each step says why, then runs the
+/// app's code and shows what the pod did.
+@MainActor
 enum ScriptedTour {
+  static let introduction = """
+    ProviderPod demo: a sign-up flow
+    ================================
+    An app's sign-up: an email screen, then a profile screen. Each dependency is a global
+    provider declared next to its type (ExampleCLI/SignUpDemo/Providers.swift); nothing is
+    registered. A provider's scope says how long the pod keeps its instance:
+
+      SingletonScope       AppConfiguration, HTTPClient,               the whole app
+                           SignUpConfiguration, SignUpService
+      SignUpFlowScope      SignUpSession, EmailAvailability(address)   one sign-up
+      ├─ EmailStepScope    EmailValidator, EmailStepViewModel          the email screen
+      └─ ProfileStepScope  NameValidator, ProfileStepViewModel         the profile screen
+
+    Clearing a scope discards its instances, those of its child scopes, and whatever was
+    built from them. Each step says why, runs the app's code (▸) and shows what the pod did:
+      + built   - discarded   ~ override   = reused (already cached: handed out, not rebuilt)
+    Instances are numbered in the order the pod built them: SignUpSession#2 is the second.
+    """
+
   /// Runs the tour; returns false if any step was refused (which would be a bug).
   @discardableResult
   static func run(transcript: Transcript) async -> Bool {
-    let trace = TraceObserver(transcript: transcript)
-    let pod = Pod(observer: trace)
-    let flow = SignUpFlow(pod: pod, transcript: transcript)
-    let write = { (line: String) in transcript.write(line) }
-
-    write(
-      """
-      ProviderPod demo: a sign-up flow
-      ================================
-      Every dependency below is a global provider declared next to its type; there is no
-      registration. Each provider has a scope that decides how long its instance lives:
-
-        SingletonScope        AppConfiguration, HTTPClient, AnalyticsLog   the whole app
-        SignUpFlowScope       SignUpSession, SignUpService                 one sign-up
-        ├─ EmailStepScope     EmailValidator, EmailStepViewModel           the email screen
-        └─ ProfileStepScope   NameValidator, ProfileStepViewModel          the profile screen
-
-      Clearing a scope discards its instances and those of its child scopes, and anything
-      built from them. Instances carry a number (SignUpSession#2) so you can see what was
-      reused and what is new.   + built   = reused   - discarded   ~ overridden
-      """)
-
+    let flow = SignUpFlow(transcript: transcript)
+    let pod = flow.pod
     var ok = true
-    write("")
-    write(
-      "0. The app starts and loads its sign-up configuration (an AsyncProvider).".padded(to: 60))
-    do {
-      // Two screens ask at once: the load runs once, both get its result.
-      async let first = pod.resolve(signUpConfigurationProvider)
-      async let second = pod.resolve(signUpConfigurationProvider)
-      let (a, b) = try await (first, second)
-      write("  two screens asked at once; both got \(a) and \(b): one load, shared")
-    } catch {
-      transcript.write("error: \(error)", to: .error)
-      ok = false
-    }
-
-    func step(_ number: Int, _ narration: String, _ command: String, _ action: () throws -> Void) {
+    func write(_ line: String) { transcript.write(line) }
+    func step(
+      _ number: Int, _ title: String, command: String? = nil, why: String,
+      _ action: () async throws -> Void
+    ) async {
       write("")
-      write("\(number). \(narration)".padded(to: 60) + "> \(command)")
-      do { try action() } catch {
+      write(
+        command.map { "\(number). \(title)".padded(to: 60) + "> \($0)" } ?? "\(number). \(title)")
+      write(why.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+      do { try await action() } catch {
         transcript.write("error: \(error)", to: .error)
         ok = false
       }
     }
 
-    step(1, "The user taps \"Sign up\".", "start") { try flow.start() }
-    step(2, "They enter their email and continue.", "email ada@example.com") {
-      try flow.enterEmail("ada@example.com")
-    }
-    step(3, "They go back from the profile screen.", "back") { try flow.back() }
-    step(4, "They fill in the profile screen again.", "profile Ada Lovelace") {
-      try flow.enterName("Ada Lovelace")
-    }
-    step(5, "They finish.", "finish") { _ = try flow.finish() }
-    step(6, "Another sign-up starts: new flow, same singletons.", "start") { try flow.start() }
+    write(introduction)
 
-    write("")
-    write("7. A test builds the same graph on a second pod, with a fake HTTP client:")
-    write(
-      "     let testPod = Pod(overrides: [httpClientProvider.override { _ in RecordingHTTPClient() }])"
-    )
-    write("   (each pod has its own instances, so the test pod numbers them from 1 again)")
-    let testPod = Pod(
-      overrides: [
-        httpClientProvider.override { pod in
-          RecordingHTTPClient(label: pod.label("RecordingHTTPClient", provider: "HTTPClient"))
-        }
-      ],
-      observer: trace)
-    let testFlow = SignUpFlow(pod: testPod, transcript: transcript)
-    do {
-      try testFlow.start()
-      try testFlow.enterEmail("test@example.com")
-      try testFlow.enterName("Test User")
-      let service = testPod.resolve(signUpServiceProvider)
-      write("  \(service) on the test pod talks to \(service.client); the live pod's is untouched.")
-      write("")
-      write("8. The test removes its override: what was built from the fake goes too.")
-      write("     testPod.removeOverrideProvider(httpClientProvider)")
-      testPod.removeOverrideProvider(httpClientProvider)
-      try testFlow.finish()
-    } catch {
-      transcript.write("error: \(error.message)", to: .error)
-      ok = false
+    await step(
+      0, "The app launches.",
+      why: """
+        Why: two screens need the server's sign-up configuration at launch. It is an
+        AsyncProvider, so screens that ask while it loads share one load.
+        """
+    ) {
+      let (home, banner) = try await flow.trace.showAwaiting(
+        """
+        async let home = pod.resolve(signUpConfigurationProvider)
+        async let banner = pod.resolve(signUpConfigurationProvider)
+        """
+      ) {
+        async let home = pod.resolve(signUpConfigurationProvider)
+        async let banner = pod.resolve(signUpConfigurationProvider)
+        return try await (home, banner)
+      }
+      let label = flow.trace.label(signUpConfigurationProvider.name)
+      write(
+        home === banner
+          ? "  home and banner hold the same \(label) (terms \(home.termsVersion)): one load"
+          : "  home and banner hold different instances")
     }
 
-    write("")
-    write("9. The live pod's dependency graph now (an instance <- what it was built from):")
-    for line in pod.labeledGraphLines() {
-      write("     " + line)
+    await step(
+      1, "The user taps \"Sign up\".", command: "start",
+      why: """
+        Why: the form data belongs to this sign-up only, so SignUpSession lives in
+        SignUpFlowScope, and each screen's state in that screen's scope. Resolving the email
+        screen's view model builds what it needs.
+        """
+    ) { try flow.start() }
+
+    await step(
+      2, "They enter their email and continue.", command: "email ada@example.com",
+      why: """
+        Why: the server is asked once per address whether it is free. EmailAvailability is a
+        ProviderFamily: one member per address, kept in SignUpFlowScope for this sign-up.
+        The profile screen opens on top; the email screen stays.
+        """
+    ) { try flow.enterEmail("ada@example.com") }
+
+    await step(
+      3, "They go back.", command: "back",
+      why: """
+        Why: a screen that was left should not keep its state, so that the next visit starts
+        fresh; the email screen underneath is still open and stays as it was. Going back
+        clears the profile screen's scope, which holds only that screen's instances.
+        """
+    ) { try flow.back() }
+
+    await step(
+      4, "They fill in the profile screen again.", command: "profile Ada Lovelace",
+      why: """
+        Why: the profile screen is new, so its view model and validator are built again
+        (#2); the session and the app's configuration were kept, so they are reused.
+        """
+    ) { try flow.enterName("Ada Lovelace") }
+
+    await step(
+      5, "They finish.", command: "finish",
+      why: """
+        Why: nothing of Ada's sign-up should stay in memory once it is sent. One clear of
+        SignUpFlowScope discards the session, the address checks and, through the scope
+        tree, both screens; the session's onDiscard erases its data.
+        """
+    ) { try await flow.finish() }
+
+    await step(
+      6, "Another sign-up starts.", command: "start",
+      why: """
+        Why: it must begin empty while the app-wide instances carry on: a new SignUpSession#2
+        and new screens, the same HTTPClient#1 and configuration (see the graph in step 9).
+        """
+    ) { try flow.start() }
+
+    let fake = RecordingHTTPClient()
+    var testFlow: SignUpFlow?
+    await step(
+      7, "A test runs the same screens against a fake server.",
+      why: """
+        Why: a test must not reach the network or disturb the app's pod. It makes a pod of
+        its own that overrides HTTPClient with a fake; that pod keeps and numbers its own
+        instances, from #1, so its HTTPClient#1 is the fake.
+        """
+    ) {
+      let testTrace = TraceObserver(transcript: transcript)
+      let testPod = testTrace.show(
+        """
+        let fake = RecordingHTTPClient()
+        let testPod = Pod(overrides: [httpClientProvider.override(withValue: fake)])
+        """,
+        override: "added"
+      ) { Pod(overrides: [httpClientProvider.override(withValue: fake)], observer: testTrace) }
+      let flow = SignUpFlow(pod: testPod, trace: testTrace, transcript: transcript)
+      testFlow = flow
+      write("  (trace off while the test repeats steps 1, 2 and 4)")
+      testTrace.isEnabled = false
+      try flow.start()
+      try flow.enterEmail("test@example.com")
+      try flow.enterName("Test User")
+      testTrace.isEnabled = true
+      try await flow.finish()
+      write("  the fake recorded the requests a test would check:")
+      for request in fake.requests { write("    " + request) }
     }
-    write("   (swift run ExampleCLI --graph mermaid, or --graph dot, draws it.)")
+
+    await step(
+      8, "The test removes its override.",
+      why: """
+        Why: nothing built from the fake may outlive it. Removing the override discards the
+        fake and everything built from it; the next resolve builds the app's own client.
+        """
+    ) {
+      guard let testFlow else { return }
+      let trace = testFlow.trace
+      let testPod = testFlow.pod
+      trace.show("testPod.removeOverrideProvider(httpClientProvider)", override: "removed") {
+        testPod.removeOverrideProvider(httpClientProvider)
+      }
+      let service = trace.show("testPod.resolve(signUpServiceProvider)") {
+        testPod.resolve(signUpServiceProvider)
+      }
+      write(
+        "  \(trace.label(signUpServiceProvider.name)) sends through \(type(of: service.client))")
+    }
+
+    await step(
+      9, "The app's pod now.",
+      why: """
+        Why: to see what the app holds between sign-ups: every cached instance and what it
+        was built from (an instance <- its dependencies). Only the second sign-up is left.
+        """
+    ) {
+      for line in flow.trace.labeledGraphLines(of: pod) { write("    " + line) }
+      write("  (swift run ExampleCLI --graph mermaid, or --graph dot, draws it.)")
+    }
+
     write("")
-    write(
-      """
-      What happened: the singletons were built once and reused by both sign-ups. Finishing
-      cleared the flow scope and, through the scope tree, both step scopes, so the second
-      sign-up started with an empty SignUpSession#2 and fresh screens, not Ada's leftovers:
-      one clear, and nothing stale survives. The test pod had its own instances and its own
-      fake, and removing the fake also discarded what had been built from it.
-      Try it yourself: swift run ExampleCLI --interactive
-      """)
+    write("Try it yourself: swift run ExampleCLI --interactive")
     return ok
+  }
+}
+
+/// What a test would write, here because the tour shows a test: an `HTTPClient` that answers
+/// like a healthy server and records every request.
+final class RecordingHTTPClient: HTTPClient, @unchecked Sendable {
+  private let lock = NSLock()
+  private var recorded: [String] = []
+
+  /// Every request so far, as `POST /path body`.
+  var requests: [String] { lock.withLock { recorded } }
+
+  func post(_ path: String, body: String) -> Int {
+    lock.withLock { recorded.append("POST \(path) \(body)".trimmingWhitespace) }
+    return path == "/signup" ? 201 : 200
   }
 }

@@ -1,9 +1,13 @@
 import ProviderPod
 
-/// The app's navigation through a sign-up, driving a pod the way screens would.
+/// The app's navigation through a sign-up, driving a pod the way screens would, and showing
+/// each screen as a line of text.
 ///
-/// Moving forward keeps the previous screen's instances (a navigation stack); going back
-/// clears the scope of the screen being left; finishing or cancelling clears the whole flow.
+/// Like a navigation stack, it holds the view models of the screens it shows: moving forward
+/// keeps the email screen, going back clears the scope of the screen being left, and
+/// finishing or cancelling clears the whole flow. Each pod call is shown (`▸`) with what the
+/// pod did, unless tracing is off.
+@MainActor
 final class SignUpFlow {
   /// Where the user is.
   enum Screen: String, Sendable {
@@ -19,12 +23,27 @@ final class SignUpFlow {
   }
 
   let pod: Pod
-  private(set) var screen: Screen = .none
+  /// Numbers the pod's instances and prints its events.
+  let trace: TraceObserver
   private let transcript: Transcript
+  private var emailScreen: EmailStepViewModel?
+  private var profileScreen: ProfileStepViewModel?
 
-  init(pod: Pod, transcript: Transcript) {
+  /// A flow on a new pod of its own.
+  convenience init(transcript: Transcript, overrides: [ProviderOverride] = []) {
+    let trace = TraceObserver(transcript: transcript)
+    self.init(pod: Pod(overrides: overrides, observer: trace), trace: trace, transcript: transcript)
+  }
+
+  /// A flow on `pod`, whose observer is `trace`.
+  init(pod: Pod, trace: TraceObserver, transcript: Transcript) {
     self.pod = pod
+    self.trace = trace
     self.transcript = transcript
+  }
+
+  var screen: Screen {
+    profileScreen != nil ? .profile : emailScreen != nil ? .email : .none
   }
 
   /// The user taps "Sign up".
@@ -32,82 +51,100 @@ final class SignUpFlow {
     guard screen == .none else {
       throw Refusal(message: "a sign-up is already in progress: finish or cancel it first")
     }
-    let viewModel = pod.resolve(emailStepViewModelProvider)
-    screen = .email
+    let viewModel = trace.show("pod.resolve(emailStepViewModelProvider)") {
+      pod.resolve(emailStepViewModelProvider)
+    }
+    emailScreen = viewModel
     let contents = viewModel.session.email.map { "holding \($0)" } ?? "empty"
-    say("on \(screen.rawValue): \(viewModel), editing \(viewModel.session) (\(contents))")
+    say("on \(screen.rawValue), editing \(label(signUpSessionProvider)) (\(contents))")
   }
 
   /// The user enters an email and continues.
   func enterEmail(_ email: String) throws(Refusal) {
-    switch screen {
-    case .none: throw Refusal(message: "no sign-up in progress: type 'start' first")
-    case .profile: throw Refusal(message: "you are on the profile screen: go 'back' first")
-    case .email: break
+    guard let viewModel = emailScreen else {
+      throw Refusal(message: "no sign-up in progress: type 'start' first")
     }
-    let viewModel = pod.resolve(emailStepViewModelProvider)
-    if let problem = viewModel.submit(email) {
+    guard profileScreen == nil else {
+      throw Refusal(message: "you are on the profile screen: go 'back' first")
+    }
+    let problem = viewModel.submit(email) { email in
+      trace.show("pod.resolve(emailAvailabilityProvider(\"\(email)\"))") {
+        pod.resolve(emailAvailabilityProvider(email))
+      }
+    }
+    if let problem {
       say("✗ \(problem)")
       return
     }
-    say("✓ \(viewModel.session) now holds email \(email)")
+    say("✓ \(label(signUpSessionProvider)) now holds email \(email)")
     showProfileScreen()
   }
 
   /// The user enters a display name (moving to the profile screen if they went back).
   func enterName(_ name: String) throws(Refusal) {
-    guard screen != .none else {
+    guard let emailScreen else {
       throw Refusal(message: "no sign-up in progress: type 'start' first")
     }
-    if screen == .email {
-      guard pod.resolve(signUpSessionProvider).email != nil else {
+    if profileScreen == nil {
+      guard emailScreen.session.email != nil else {
         throw Refusal(message: "enter an email first: email <address>")
       }
       showProfileScreen()
     }
-    let viewModel = pod.resolve(profileStepViewModelProvider)
-    if let problem = viewModel.submit(name) {
+    if let problem = profileScreen?.submit(name) {
       say("✗ \(problem)")
       return
     }
-    say("✓ \(viewModel.session) now holds name \(name)")
+    say("✓ \(label(signUpSessionProvider)) now holds name \(name)")
   }
 
   /// The user goes back from the profile screen to the email screen.
   func back() throws(Refusal) {
-    guard screen == .profile else {
+    guard profileScreen != nil, let emailScreen else {
       throw Refusal(
         message: screen == .none
           ? "no sign-up in progress: type 'start' first"
           : "the email screen is the first one: use 'cancel' to leave the sign-up")
     }
-    say("leaving the profile screen clears ProfileStepScope:")
-    pod.clearCachedInstances(forScope: ProfileStepScope())
-    let viewModel = pod.resolve(emailStepViewModelProvider)
-    screen = .email
-    say(
-      "back on \(screen.rawValue): \(viewModel) still shows \(viewModel.session.email ?? "nothing")"
-    )
+    trace.show("pod.clearCachedInstances(forScope: ProfileStepScope())") {
+      pod.clearCachedInstances(forScope: ProfileStepScope())
+    }
+    profileScreen = nil
+    say("back on \(screen.rawValue): it still shows \(emailScreen.session.email ?? "nothing")")
   }
 
   /// The user submits the sign-up. On success the whole flow scope is cleared.
   @discardableResult
-  func finish() throws(Refusal) -> Bool {
-    guard screen != .none else {
+  func finish() async throws(Refusal) -> Bool {
+    guard let session = emailScreen?.session else {
       throw Refusal(message: "no sign-up in progress: type 'start' first")
     }
-    let session = pod.resolve(signUpSessionProvider)
     guard let email = session.email, let name = session.name else {
       throw Refusal(message: "the sign-up needs an email and a name before it can finish")
     }
-    let service = pod.resolve(signUpServiceProvider)
-    let status = service.submit()
-    say("\(service) sent \(email) / \(name) with \(service.client): status \(status)")
+    let configuration: SignUpConfiguration
+    do {
+      configuration = try await trace.showAwaiting(
+        "try await pod.resolve(signUpConfigurationProvider)"
+      ) {
+        try await pod.resolve(signUpConfigurationProvider)
+      }
+    } catch {
+      throw Refusal(message: "the sign-up configuration did not load: \(error)")
+    }
+    let service = trace.show("pod.resolve(signUpServiceProvider)") {
+      pod.resolve(signUpServiceProvider)
+    }
+    let status = service.submit(
+      email: email, name: name, termsVersion: configuration.termsVersion)
+    say(
+      "\(label(signUpServiceProvider)) sent the sign-up through \(type(of: service.client)): "
+        + "status \(status)")
     guard status == 201 else {
       say("✗ the server did not accept it: the sign-up stays open")
       return false
     }
-    say("✓ signed up. Finishing clears SignUpFlowScope and, through the tree, both step scopes:")
+    say("✓ signed up")
     clearFlow()
     return true
   }
@@ -115,59 +152,47 @@ final class SignUpFlow {
   /// The user abandons the sign-up.
   func cancel() throws(Refusal) {
     guard screen != .none else { throw Refusal(message: "no sign-up in progress") }
-    say("cancelling clears SignUpFlowScope and both step scopes:")
     clearFlow()
+    say("sign-up cancelled")
   }
 
-  /// Clears the flow scope and shows what the discarded instances' hooks did.
+  /// Ends the sign-up: one clear of the flow scope discards the session, every address
+  /// checked, and, through the scope tree, both screens.
   private func clearFlow() {
-    let analytics = pod.resolve(analyticsLogProvider)
-    let before = analytics.events.count
-    pod.clearCachedInstances(forScope: SignUpFlowScope())
-    for event in analytics.events[before...] where event.contains("onDiscard") {
-      say("✓ \(event)")
+    let session = emailScreen?.session
+    let sessionLabel = label(signUpSessionProvider)
+    trace.show("pod.clearCachedInstances(forScope: SignUpFlowScope())") {
+      pod.clearCachedInstances(forScope: SignUpFlowScope())
     }
-    screen = .none
+    emailScreen = nil
+    profileScreen = nil
+    if let session, session.email == nil, session.name == nil {
+      say("✓ \(sessionLabel)'s onDiscard closed it: its email and name are erased")
+    }
   }
 
   /// Where the user is and what the pod holds, without building anything.
   func status() {
     say("screen: \(screen.rawValue)")
-    let graph = pod.dependencyGraph().withoutDemoPlumbing
-    say("cached instances: \(graph.nodes.count)")
-    for node in graph.nodes {
-      say("  \(pod.latestLabel(for: node.provider).padded(to: 24)) \(node.scope)")
+    let nodes = pod.dependencyGraph().nodes
+    say("cached instances: \(nodes.count)")
+    for node in nodes {
+      say("  \(trace.label(node.provider).padded(to: 40)) \(node.scope)")
     }
   }
 
   private func showProfileScreen() {
-    let viewModel = pod.resolve(profileStepViewModelProvider)
-    screen = .profile
-    say("on \(screen.rawValue): \(viewModel), editing \(viewModel.session)")
+    let viewModel = trace.show("pod.resolve(profileStepViewModelProvider)") {
+      pod.resolve(profileStepViewModelProvider)
+    }
+    profileScreen = viewModel
+    say("on \(screen.rawValue), editing \(label(signUpSessionProvider))")
+  }
+
+  /// The label of the instance the provider built last, such as `SignUpSession#2`.
+  private func label(_ provider: some CustomStringConvertible) -> String {
+    trace.label(provider.description)
   }
 
   private func say(_ line: String) { transcript.write("  " + line) }
-}
-
-extension Pod {
-  /// The dependency graph with each instance's visible label, one line per instance:
-  /// `EmailStepViewModel#2 (EmailStepScope) <- SignUpSession#2, EmailValidator#2`.
-  func labeledGraphLines() -> [String] {
-    let graph = dependencyGraph().withoutDemoPlumbing
-    return graph.nodes.map { node in
-      let line = "\(latestLabel(for: node.provider)) (\(node.scope))"
-      let dependencies = graph.dependencies(of: node).map { latestLabel(for: $0.provider) }
-      return dependencies.isEmpty ? line : line + " <- " + dependencies.joined(separator: ", ")
-    }
-  }
-}
-
-extension DependencyGraph {
-  /// The graph without the demo's label counter, which every instance uses.
-  var withoutDemoPlumbing: DependencyGraph {
-    let hidden = instanceLabelsProvider.name
-    return DependencyGraph(
-      nodes: nodes.filter { $0.provider != hidden },
-      edges: edges.filter { $0.dependency.provider != hidden && $0.dependent.provider != hidden })
-  }
 }

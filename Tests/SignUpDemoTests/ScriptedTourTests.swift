@@ -4,6 +4,7 @@ import Testing
 @testable import SignUpDemo
 
 @Suite("Scripted tour")
+@MainActor
 struct ScriptedTourTests {
   let transcript = Transcript()
   let succeeded: Bool
@@ -16,69 +17,129 @@ struct ScriptedTourTests {
     #expect(transcript.errors.isEmpty)
   }
 
-  @Test("going back discards the profile step and reuses the email step")
+  @Test("every step says why before it shows any code or what the pod did", arguments: 0...9)
+  func whyFirst(number: Int) {
+    let lines = section(number).split(separator: "\n").dropFirst()
+    #expect(lines.first?.hasPrefix("  Why: ") == true)
+    let firstAction = lines.firstIndex { $0.hasPrefix("  ▸") || $0.hasPrefix("    ") }
+    let firstWhy = lines.firstIndex { $0.hasPrefix("  Why: ") }
+    #expect(firstWhy != nil && (firstAction == nil || firstWhy! < firstAction!))
+  }
+
+  @Test("each step shows the call it makes")
+  func showsCode() {
+    #expect(section(1).contains("  ▸ pod.resolve(emailStepViewModelProvider)"))
+    #expect(section(2).contains("  ▸ pod.resolve(emailAvailabilityProvider(\"ada@example.com\"))"))
+    #expect(section(3).contains("  ▸ pod.clearCachedInstances(forScope: ProfileStepScope())"))
+    #expect(section(5).contains("  ▸ pod.clearCachedInstances(forScope: SignUpFlowScope())"))
+    #expect(
+      section(7).contains(
+        "  ▸ let testPod = Pod(overrides: [httpClientProvider.override(withValue: fake)])"))
+    #expect(section(8).contains("  ▸ testPod.removeOverrideProvider(httpClientProvider)"))
+  }
+
+  @Test("what one call reused is one line, each instance named once")
+  func reusedCondensed() {
+    let lines = transcript.output.split(separator: "\n")
+    let reused = lines.filter { $0.hasPrefix("    = reused") }
+    #expect(!reused.isEmpty)
+    for line in reused {
+      let labels = line.dropFirst("    = reused     ".count).split(separator: ", ")
+      #expect(Set(labels).count == labels.count, "\(line)")
+    }
+    for (line, next) in zip(lines, lines.dropFirst()) {
+      #expect(!(line.hasPrefix("    = reused") && next.hasPrefix("    = reused")))
+    }
+    #expect(section(4).contains("    = reused     SignUpSession#1, AppConfiguration#1"))
+  }
+
+  @Test("going back discards the profile step only")
   func back() {
     let step3 = section(3)
     #expect(step3.contains("- discarded  ProfileStepViewModel#1   ProfileStepScope"))
-    #expect(step3.contains("= reused     EmailStepViewModel#1"))
-    #expect(!step3.contains("EmailStepViewModel#1     EmailStepScope  (its scope"))
+    #expect(step3.contains("- discarded  NameValidator#1          ProfileStepScope"))
+    #expect(!step3.contains("EmailStepViewModel#1"))
+    #expect(step3.contains("back on the email screen: it still shows ada@example.com"))
     #expect(section(4).contains("+ built      ProfileStepViewModel#2"))
   }
 
-  @Test("finishing clears the flow scope and both step scopes through the tree")
+  @Test("finishing clears the flow scope and both step scopes; the session's hook erases it")
   func finish() {
     let step5 = section(5)
-    for discarded in [
-      "SignUpSession#1", "SignUpService#1", "EmailStepViewModel#1", "ProfileStepViewModel#2",
-    ] {
-      #expect(step5.contains("- discarded  \(discarded)"), "\(discarded)")
-    }
-    #expect(!step5.contains("- discarded  AppConfiguration"))
-    // The session's onDiscard hook closed it once the clear was done.
-    let closed = step5.range(of: "✓ SignUpSession#1 closed by onDiscard: form data erased")
+    #expect(
+      discards(in: step5) == [
+        "EmailAvailability(ada@example.com)#1", "SignUpSession#1", "EmailStepViewModel#1",
+        "EmailValidator#1", "NameValidator#2", "ProfileStepViewModel#2",
+      ])
+    let closed = step5.range(of: "✓ SignUpSession#1's onDiscard closed it")
     let lastDiscard = step5.range(of: "- discarded", options: .backwards)
     #expect(closed != nil && lastDiscard != nil && closed!.lowerBound > lastDiscard!.lowerBound)
   }
 
-  @Test("the second sign-up gets fresh flow instances and the same singletons")
-  func secondSignUp() {
-    let step6 = section(6)
-    #expect(step6.contains("+ built      SignUpSession#2"))
-    #expect(step6.contains("= reused     AnalyticsLog#1"))
-    #expect(!transcript.output.contains("AppConfiguration#2"))
-    #expect(!transcript.output.contains("AnalyticsLog#2"))
+  @Test("every clear lists its discards in the same order")
+  func discardOrder() {
+    let unnumbered = { (labels: [String]) in
+      labels.map { String($0.split(separator: "#")[0].split(separator: "(")[0]) }
+    }
+    let liveFinish = unnumbered(discards(in: section(5)))
+    #expect(unnumbered(discards(in: section(7))) == liveFinish)
+    #expect(
+      unnumbered(discards(in: section(3)))
+        == liveFinish.filter { ["NameValidator", "ProfileStepViewModel"].contains($0) })
   }
 
-  @Test("the test pod uses its fake, and removing the override discards what was built from it")
-  func testPod() {
-    let step7 = section(7)
-    #expect(step7.contains("~ overridden HTTPClient"))
-    #expect(step7.contains("SignUpService#1 on the test pod talks to RecordingHTTPClient#1"))
-    let step8 = section(8)
-    #expect(
-      step8.contains("- discarded  RecordingHTTPClient#1    SingletonScope  (its override changed)")
-    )
-    #expect(
-      step8.contains(
-        "- discarded  SignUpService#1          SignUpFlowScope  (it was built from a discarded instance)"
-      ))
-    #expect(step8.contains("with HTTPClient#1: status 201"))
+  @Test("the second sign-up gets fresh flow instances and the same singletons")
+  func secondSignUp() {
+    #expect(section(6).contains("+ built      SignUpSession#2"))
+    #expect(section(6).contains("editing SignUpSession#2 (empty)"))
+    let livePod = (0...6).map(section).joined(separator: "\n")
+    for singleton in ["AppConfiguration", "HTTPClient", "SignUpConfiguration", "SignUpService"] {
+      #expect(!livePod.contains("\(singleton)#2"), "\(singleton)")
+    }
   }
 
   @Test("the async configuration is loaded once for two screens asking at once")
   func asyncConfiguration() {
     let step0 = section(0)
     #expect(step0.contains("+ built      SignUpConfiguration#1"))
-    #expect(step0.contains("both got SignUpConfiguration#1 and SignUpConfiguration#1"))
-    #expect(!transcript.output.contains("SignUpConfiguration#2"))
+    #expect(step0.contains("home and banner hold the same SignUpConfiguration#1 (terms 2026-01)"))
+    #expect(!step0.contains("both got"))
+    #expect(section(5).contains("= reused     SignUpConfiguration#1"))
+  }
+
+  @Test("the test pod uses its fake; removing the override is reported as a removal")
+  func testPod() {
+    let step7 = section(7)
+    #expect(step7.contains("    ~ override added  HTTPClient"))
+    #expect(
+      step7.contains("SignUpService#1 sent the sign-up through RecordingHTTPClient: status 201"))
+    #expect(step7.contains("    POST /signup email=test@example.com name=Test User terms=2026-01"))
+    let step8 = section(8)
+    #expect(step8.contains("    ~ override removed  HTTPClient"))
+    #expect(!transcript.output.contains("~ overridden"))
+    #expect(
+      step8.contains("- discarded  HTTPClient#1             SingletonScope  (its override changed)")
+    )
+    #expect(
+      step8.contains(
+        "- discarded  SignUpService#1          SingletonScope  (it was built from a discarded instance)"
+      ))
+    #expect(step8.contains("SignUpService#2 sends through DemoServerClient"))
   }
 
   @Test("ends with the live pod's dependency graph")
   func graph() {
     #expect(
       section(9).contains(
-        "EmailStepViewModel#2 (EmailStepScope) <- AnalyticsLog#1, EmailValidator#2, SignUpSession#2"
-      ))
+        "    EmailStepViewModel#2 (EmailStepScope) <- EmailValidator#2, SignUpSession#2"))
+    #expect(section(9).contains("    SignUpService#1 (SingletonScope) <- HTTPClient#1"))
+  }
+
+  /// The labels of the discard lines in `text`, in order.
+  private func discards(in text: String) -> [String] {
+    text.split(separator: "\n").filter { $0.hasPrefix("    - discarded  ") }.map {
+      String($0.dropFirst("    - discarded  ".count).split(separator: " ")[0])
+    }
   }
 
   /// The output of step `number`, up to the next step.
@@ -88,7 +149,9 @@ struct ScriptedTourTests {
       Issue.record("no step \(number)")
       return ""
     }
-    let end = lines[(start + 1)...].firstIndex { $0.hasPrefix("\(number + 1). ") } ?? lines.endIndex
+    let end =
+      lines[(start + 1)...].firstIndex { $0.hasPrefix("\(number + 1). ") || $0.hasPrefix("Try") }
+      ?? lines.endIndex
     return lines[start..<end].joined(separator: "\n")
   }
 }
