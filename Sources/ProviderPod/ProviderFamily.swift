@@ -96,19 +96,25 @@ extension ProviderFamily: CustomStringConvertible {
 /// A family's members by argument, held weakly: pods keep the members they use alive.
 ///
 /// An argument's `hash`, `==` and `description` are user code, so none of them runs under the
-/// table's lock. Members are bucketed by a hash computed outside it; a new member is inserted
-/// only if no other insertion happened since the bucket was read, and looked for again
-/// otherwise. Dead members are swept once the table has doubled since the last sweep, and
-/// their arguments are let go after the lock.
+/// table's lock. Members are bucketed by a hash computed outside it. A new member is inserted
+/// only if its bucket has not changed since it was read (each change stamps the bucket with a
+/// new number), and looked for again otherwise; changes to other buckets, such as members an
+/// argument's own `hash` creates, do not get in the way. Dead members are swept once the table
+/// has doubled since the last sweep, and their arguments are let go after the lock.
 final class FamilyMembers<Argument: Hashable & Sendable>: Sendable {
   private struct Member: @unchecked Sendable {
     let argument: Argument
     weak var info: ProviderInfo?
   }
 
+  private struct Bucket {
+    var members: [Member]
+    var stamp: Int
+  }
+
   private struct Table {
-    var buckets: [Int: [Member]] = [:]
-    var version = 0
+    var buckets: [Int: Bucket] = [:]
+    var lastStamp = 0
     var count = 0
     var sweepAt = 64
   }
@@ -119,16 +125,18 @@ final class FamilyMembers<Argument: Hashable & Sendable>: Sendable {
   func member(for argument: Argument, in family: FamilyInfo) -> ProviderInfo {
     let hash = argument.hashValue
     while true {
-      let (bucket, version) = table.withLock { ($0.buckets[hash] ?? [], $0.version) }
-      for member in bucket where member.argument == argument {
+      let bucket = table.withLock { $0.buckets[hash] }
+      for member in bucket?.members ?? [] where member.argument == argument {
         if let live = member.info { return live }
       }
       let member = family.makeMember(argument: "\(argument)")
-      let (inserted, swept) = table.withLock { table -> (Bool, [Member]) in
-        guard table.version == version else { return (false, []) }
-        table.version += 1
+      let (inserted, swept) = table.withLock { table -> (Bool, [Bucket]) in
+        guard table.buckets[hash]?.stamp == bucket?.stamp else { return (false, []) }
+        table.lastStamp += 1
         table.count += 1
-        table.buckets[hash, default: []].append(Member(argument: argument, info: member))
+        table.buckets[hash, default: Bucket(members: [], stamp: 0)].members.append(
+          Member(argument: argument, info: member))
+        table.buckets[hash]!.stamp = table.lastStamp
         guard table.count >= table.sweepAt else { return (true, []) }
         return (true, Self.sweep(&table))
       }
@@ -137,26 +145,31 @@ final class FamilyMembers<Argument: Hashable & Sendable>: Sendable {
     }
   }
 
-  /// Removes dead members; returns them, to be released after the lock.
-  private static func sweep(_ table: inout Table) -> [Member] {
-    var swept: [Member] = []
-    var live: [Int: [Member]] = [:]
+  /// Removes dead members; returns the old buckets, to be released after the lock.
+  private static func sweep(_ table: inout Table) -> [Bucket] {
+    var live: [Int: Bucket] = [:]
+    var count = 0
     for (hash, bucket) in table.buckets {
-      var kept: [Member] = []
-      for member in bucket {
-        if member.info != nil { kept.append(member) } else { swept.append(member) }
+      let kept = bucket.members.filter { $0.info != nil }
+      count += kept.count
+      guard !kept.isEmpty else { continue }
+      if kept.count == bucket.members.count {
+        live[hash] = bucket
+      } else {
+        table.lastStamp += 1
+        live[hash] = Bucket(members: kept, stamp: table.lastStamp)
       }
-      if !kept.isEmpty { live[hash] = kept }
     }
-    table.count -= swept.count
-    table.sweepAt = max(64, table.count * 2)
+    table.count = count
+    table.sweepAt = max(64, count * 2)
     swap(&live, &table.buckets)
-    swept.append(contentsOf: live.values.joined())
-    return swept
+    return Array(live.values)
   }
 
   var liveCount: Int {
-    table.withLock { $0.buckets.values.joined().filter { $0.info != nil }.count }
+    table.withLock {
+      $0.buckets.values.map { $0.members.filter { $0.info != nil }.count }.reduce(0, +)
+    }
   }
 }
 

@@ -14,3 +14,5 @@ public protocol ProviderResolver: Sendable {
   /// Returns the provider's instance: the cached one, or a new one from its builder.
   func resolve<Value>(_ provider: Provider<Value>) -> Value
 }
+
+extension Pod: ProviderResolver {}

@@ -1,6 +1,7 @@
 import Foundation
-import ProviderPod
 import Testing
+
+@testable import ProviderPod
 
 /// Thousands of random resolves, overrides, removals and clears on a small provider graph with
 /// a family in it, each checked against a plain reference model of rules S2–S5 and S9, and of
@@ -18,13 +19,27 @@ struct RandomOperationsModelTests {
     return seeds
   }()
 
-  @Test("the pod agrees with the model after every step", arguments: seeds)
-  func podAgreesWithModel(seed: UInt64) {
-    var world = ModelWorld(seed: seed)
+  /// Builders resolve through what they are given, or through the pod itself, the way an
+  /// app that keeps its pod in a global does: the pod must see the same dependencies.
+  enum BuilderStyle: String, CaseIterable, CustomTestStringConvertible {
+    case context, capturedPod
+    var testDescription: String { rawValue }
+  }
+
+  @Test(
+    "the pod agrees with the model, and its bookkeeping is sound, after every step",
+    arguments: seeds, BuilderStyle.allCases)
+  func podAgreesWithModel(seed: UInt64, style: BuilderStyle) {
+    var world = ModelWorld(seed: seed, capturedPod: style == .capturedPod)
     for step in 0..<4_000 {
       if let failure = world.step() {
         Issue.record(
           "seed \(seed), step \(step): \(failure) (replay: PROVIDERPOD_MODEL_SEED=\(seed))")
+        return
+      }
+      let violations = world.pod!.invariantViolations
+      if !violations.isEmpty {
+        Issue.record("seed \(seed), step \(step): engine bookkeeping: \(violations)")
         return
       }
     }
@@ -76,6 +91,8 @@ private final class ProviderTable: @unchecked Sendable {
   var providers: [Provider<Instance>] = []
   var family: ProviderFamily<Int, Instance>!
   let familyMembers = 2
+  /// Set when builders resolve through the pod itself rather than their context.
+  weak var capturedPod: Pod?
 
   func provider(_ index: Int) -> Provider<Instance> {
     index < familyMembers ? family(index) : providers[index - familyMembers]
@@ -117,7 +134,7 @@ private struct ModelWorld {
   /// Every instance the model saw cached, with how often it was disposed.
   var everCached: [ObjectIdentifier: (instance: Instance, disposed: Int)] = [:]
 
-  init(seed: UInt64) {
+  init(seed: UInt64, capturedPod: Bool = false) {
     random = SplitMix64(seed: seed)
     counters = (0..<count).map { _ in Counter() }
     familyScope = .singleton
@@ -147,6 +164,7 @@ private struct ModelWorld {
           onDiscard: { disposals.record($0) }, makeBuilder(index, nil)))
     }
     pod = Pod(observer: recorder)
+    if capturedPod { table.capturedPod = pod }
   }
 
   private mutating func randomScope() -> ScopeChoice {
@@ -161,8 +179,9 @@ private struct ModelWorld {
     let dependencies = variant.map { variants[index][$0].dependencies } ?? baseDependencies[index]
     let label = "p\(index):" + (variant.map { "v\($0)" } ?? "base")
     let (table, counter) = (table, counters[index])
-    return { pod in
-      let built = dependencies.map { pod.resolve(table.provider($0)) }
+    return { context in
+      let resolver: any ProviderResolver = table.capturedPod ?? context
+      let built = dependencies.map { resolver.resolve(table.provider($0)) }
       return Instance(label, serial: counter.next(), dependencies: built)
     }
   }

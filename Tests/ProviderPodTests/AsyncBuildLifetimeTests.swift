@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+
+@testable import ProviderPod
+
+/// Tells a test when something has happened, from any task.
+private final class Signal: Sendable {
+  let stream: AsyncStream<Void>
+  private let continuation: AsyncStream<Void>.Continuation
+  init() { (stream, continuation) = AsyncStream.makeStream() }
+  func fire() { continuation.yield() }
+  /// Waits for the next signal, or fails the test after `seconds` (a watchdog, not a delay:
+  /// the expected signal normally arrives at once).
+  func next(within seconds: Int = 20) async -> Bool {
+    let stream = self.stream
+    return await withTaskGroup(of: Bool.self) { group in
+      group.addTask {
+        var iterator = stream.makeAsyncIterator()
+        return await iterator.next() != nil
+      }
+      group.addTask {
+        try? await Task.sleep(for: .seconds(seconds))
+        return false
+      }
+      let first = await group.next()!
+      group.cancelAll()
+      return first
+    }
+  }
+}
+
+@Suite("Async builds and their callers")
+struct AsyncBuildLifetimeTests {
+  @Test("once every caller has left a build, a new caller starts a fresh one")
+  func abandonedBuildIsNotJoined() async throws {
+    let started = Signal()
+    let builds = Counter()
+    let provider = AsyncProvider(name: "slow") { _ in
+      let build = builds.next()
+      if build == 1 {
+        started.fire()
+        try await Task.sleep(for: .seconds(3_600))  // ends only by cancellation
+      }
+      return build
+    }
+    let pod = Pod()
+    let first = Task { try await pod.resolve(provider) }
+    #expect(await started.next())
+    first.cancel()
+    await #expect(throws: CancellationError.self) { try await first.value }
+    // Never cancelled: must not inherit the abandoned build's cancellation.
+    #expect(try await pod.resolve(provider) == 2)
+    #expect(try await pod.resolve(provider) == 2)
+  }
+
+  @Test("an async singleton built from a weak-scope value is cached like a sync one")
+  func asyncFromWeakValueIsCached() async throws {
+    let weakValue = Provider(scope: WeakScope(), name: "weakValue") { _ in 5 }
+    let builds = Counter()
+    let asyncSingleton = AsyncProvider(name: "fromWeak") { pod in
+      builds.next()
+      return pod.resolve(weakValue) * 2
+    }
+    let asyncWeak = AsyncProvider(scope: WeakScope(), name: "asyncWeak") { _ in 3 }
+    let asyncBuilds = Counter()
+    let fromAsyncWeak = AsyncProvider(name: "fromAsyncWeak") { pod in
+      asyncBuilds.next()
+      return try await pod.resolve(asyncWeak) + 1
+    }
+    let pod = Pod()
+    for _ in 0..<5 {
+      #expect(try await pod.resolve(asyncSingleton) == 10)
+      #expect(try await pod.resolve(fromAsyncWeak) == 4)
+    }
+    #expect(builds.value == 1)
+    #expect(asyncBuilds.value == 1)
+    #expect(pod.invariantViolations.isEmpty)
+  }
+
+  @Test("a build that ends after its pod went away caches nothing and is disposed")
+  func buildOutlivingItsPod() async throws {
+    let started = Signal()
+    let disposed = Signal()
+    let gate = Shared<CheckedContinuation<Void, Never>?>(nil)
+    let provider = AsyncProvider(name: "outliving", onDiscard: { (_: Instance) in disposed.fire() })
+    {
+      _ in
+      await withCheckedContinuation { continuation in
+        gate.withLock { $0 = continuation }
+        started.fire()
+      }
+      return Instance("outliving", serial: 1)
+    }
+    weak var released: Pod?
+    do {
+      let pod = Pod()
+      released = pod
+      let caller = Task { try await pod.resolve(provider) }
+      #expect(await started.next())
+      caller.cancel()
+      _ = await caller.result
+    }
+    #expect(released == nil)
+    gate.withLock { $0 }!.resume()
+    #expect(await disposed.next())
+  }
+}
+
+/// A pod released from a task that a plain `onDiscard` hook started: its main-actor hooks
+/// must still run on the main actor.
+let hookTaskPods = Shared<[Pod]>([])
+let mainActorHookRan = Shared<Int>(0)
+
+@Suite("Where disposal hooks run")
+struct DisposalPlacementTests {
+  @Test("a task started by a hook does not inherit the main actor's place")
+  @MainActor
+  func hookTasksDoNotInheritMainActor() async {
+    await #expect(processExitsWith: .success) {
+      alarm(30)
+      await MainActor.run {
+        let inner = Pod()
+        let onMain = MainActorProvider(onDiscard: { _ in
+          MainActor.assertIsolated()
+          mainActorHookRan.withLock { $0 += 1 }
+        }) { _ in Instance("view model", serial: 1) }
+        _ = inner.resolve(onMain)
+        hookTaskPods.withLock { $0.append(inner) }
+        let outer = Pod()
+        let trigger = Provider(
+          scope: StepScope(),
+          onDiscard: { _ in
+            // Not on the main actor: releases the inner pod from a plain task.
+            Task { hookTaskPods.withLock { $0.removeAll() } }
+          }
+        ) { _ in 1 }
+        _ = outer.resolve(trigger)
+        outer.clearCachedInstances(forScope: StepScope())  // from the main actor
+      }
+      while mainActorHookRan.withLock({ $0 }) == 0 { await Task.yield() }
+      exit(0)
+    }
+  }
+}
