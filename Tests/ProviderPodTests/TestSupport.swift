@@ -96,3 +96,33 @@ final class Shared<Value>: @unchecked Sendable {
     return body(&value)
   }
 }
+
+/// A task executor that runs its jobs one at a time, in the order they come, on a queue of its
+/// own. Tasks that prefer it run their nonisolated code there, so a test can tell when every
+/// one of them has got as far as it can without waiting for something else.
+final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
+  private let queue = DispatchQueue(label: "SerialTaskExecutor")
+  /// Jobs enqueued and not yet run.
+  private let pending = Shared(0)
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    pending.withLock { $0 += 1 }
+    queue.async {
+      job.runSynchronously(on: self.asUnownedTaskExecutor())
+      self.pending.withLock { $0 -= 1 }
+    }
+  }
+
+  /// Returns once no job is queued or running here: every task that prefers this executor is
+  /// suspended, waiting on something elsewhere, or done.
+  func waitUntilIdle() async {
+    while true {
+      let isIdle = await withCheckedContinuation { continuation in
+        // Runs after every job queued so far; no job runs at the same time.
+        queue.async { continuation.resume(returning: self.pending.withLock { $0 } == 0) }
+      }
+      if isIdle { return }
+    }
+  }
+}
