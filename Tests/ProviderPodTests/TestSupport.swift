@@ -43,6 +43,11 @@ func instanceProvider(
   }
 }
 
+/// The name of the file that calls this, as `#fileID` gives it, without the module.
+func fileName(_ fileID: String = #fileID) -> String {
+  String(fileID.split(separator: "/").last ?? "")
+}
+
 /// Records every event a pod reports.
 final class EventRecorder: PodObserver {
   private let recorded = Shared<[PodEvent]>([])

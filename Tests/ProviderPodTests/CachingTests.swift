@@ -6,8 +6,8 @@ private struct EnglishGreeter: Greeter { func greet() -> String { "hello" } }
 
 private struct Point: Equatable { var x: Int, y: Int }
 
-@Suite("S2 caching")
-struct S2CachingTests {
+@Suite("Caching by scope")
+struct CachingTests {
   @Test("a singleton is built once per pod")
   func singletonBuiltOnce() {
     let counter = Counter()

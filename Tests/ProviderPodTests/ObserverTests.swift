@@ -1,8 +1,8 @@
 import ProviderPod
 import Testing
 
-@Suite("S9 diagnostics")
-struct S9ObserverTests {
+@Suite("Observing the pod: events and captive dependencies")
+struct ObserverTests {
   @Test("built, reused, overridden and discarded events with names and reasons")
   func eventSequence() {
     let session = instanceProvider("session", scope: StepScope())

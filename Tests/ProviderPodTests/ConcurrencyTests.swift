@@ -62,8 +62,8 @@ private final class Barrier: Sendable {
   }
 }
 
-@Suite("S8 concurrency")
-struct S8ConcurrencyTests {
+@Suite("Concurrency")
+struct ConcurrencyTests {
   static let threads = 8
 
   @Test("under contention each cached instance is built exactly once between clears")

@@ -1,8 +1,8 @@
 import ProviderPod
 import Testing
 
-@Suite("S6 weak scope")
-struct S6WeakScopeTests {
+@Suite("Weak scope")
+struct WeakScopeTests {
   @Test("a held instance is reused; a released one is rebuilt")
   func reuseWhileHeld() {
     let counter = Counter()
