@@ -26,6 +26,9 @@ struct CachingTests {
     let first = pod.resolve(provider)
     #expect(pod.resolve(provider) === first)
     #expect(counter.value == 1)
+    pod.clearCachedInstances(forScope: StepScope())
+    #expect(pod.resolve(provider) !== first)
+    #expect(counter.value == 2)
   }
 
   @Test("AlwaysCreateNewScope runs the builder on every resolve")

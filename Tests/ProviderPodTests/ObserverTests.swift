@@ -119,7 +119,7 @@ struct ObserverTests {
       PodEvent.built(provider: "a", scope: "SingletonScope").description
         == "built a in SingletonScope")
     #expect(
-      PodEvent.discarded(provider: "a", scope: "S", reason: .scopeCleared).description
-        == "discarded a in S (scopeCleared)")
+      PodEvent.discarded(provider: "a", scope: "StepScope", reason: .scopeCleared).description
+        == "discarded a in StepScope (scopeCleared)")
   }
 }
