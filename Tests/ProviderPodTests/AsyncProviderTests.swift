@@ -2,23 +2,6 @@ import Foundation
 import ProviderPod
 import Testing
 
-/// A one-shot signal tasks can wait for.
-actor AsyncGate {
-  private var isOpen = false
-  private var waiting: [CheckedContinuation<Void, Never>] = []
-
-  func open() {
-    isOpen = true
-    for continuation in waiting { continuation.resume() }
-    waiting = []
-  }
-
-  func wait() async {
-    if isOpen { return }
-    await withCheckedContinuation { waiting.append($0) }
-  }
-}
-
 private struct BuildFailed: Error, Equatable {
   let attempt: Int
 }

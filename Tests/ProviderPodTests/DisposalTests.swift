@@ -3,19 +3,6 @@ import Foundation
 import ProviderPod
 import Testing
 
-/// Records disposals in order, from any thread.
-final class DisposalLog: Sendable {
-  private let log = Shared<[String]>([])
-  func record(_ instance: Instance) { log.withLock { $0.append(instance.description) } }
-  var entries: [String] { log.withLock { $0 } }
-  func take() -> [String] {
-    log.withLock { log in
-      defer { log = [] }
-      return log
-    }
-  }
-}
-
 /// A provider of `Instance`s whose disposals go to `log`.
 private func disposable(
   _ label: String, scope: any ProviderScope = SingletonScope(), log: DisposalLog,

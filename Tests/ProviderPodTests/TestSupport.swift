@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import ProviderPod
+import Testing
 
 /// Counts calls from any thread.
 final class Counter: Sendable {
@@ -128,6 +130,117 @@ final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
         queue.async { continuation.resume(returning: self.pending.withLock { $0 } == 0) }
       }
       if isIdle { return }
+    }
+  }
+}
+
+// MARK: Threads, gates and watchdogs
+
+/// Starts `body` on a new thread of its own (not a pool thread, so blocking it never starves
+/// anything) and returns a semaphore signalled when it is done.
+@discardableResult
+func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+  let done = DispatchSemaphore(value: 0)
+  let thread = Thread {
+    body()
+    done.signal()
+  }
+  thread.start()
+  return done
+}
+
+/// Runs `body` on `count` threads at once and waits for all of them.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+  let threads = (0..<count).map { index in startThread { body(index) } }
+  for done in threads { done.wait() }
+}
+
+/// How long a test waits for a signal that should come at once before it calls it a failure
+/// (a deadlock) rather than hanging. Never a sleep: the happy path does not wait for it.
+let deadlockTimeout = DispatchTime.now
+
+func waitOrFail(_ semaphore: DispatchSemaphore, _ what: Comment) -> Bool {
+  if semaphore.wait(timeout: deadlockTimeout() + .seconds(20)) == .timedOut {
+    Issue.record("timed out waiting for \(what): deadlock")
+    return false
+  }
+  return true
+}
+
+/// A barrier for a fixed number of threads, reusable across rounds. Each round has its own
+/// semaphore, so a fast thread arriving at the next round cannot take a slow one's wake-up.
+final class Barrier: Sendable {
+  private let state: Shared<(waiting: Int, gate: DispatchSemaphore)>
+  private let count: Int
+
+  init(_ count: Int) {
+    self.count = count
+    state = Shared((0, DispatchSemaphore(value: 0)))
+  }
+
+  func arrive() {
+    let (gate, isLast) = state.withLock { state in
+      let gate = state.gate
+      state.waiting += 1
+      guard state.waiting == count else { return (gate, false) }
+      state.waiting = 0
+      state.gate = DispatchSemaphore(value: 0)
+      return (gate, true)
+    }
+    if isLast {
+      for _ in 1..<count { gate.signal() }
+    } else {
+      gate.wait()
+    }
+  }
+}
+
+/// A one-shot signal tasks can wait for.
+actor AsyncGate {
+  private var isOpen = false
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+
+  func open() {
+    isOpen = true
+    for continuation in waiting { continuation.resume() }
+    waiting = []
+  }
+
+  func wait() async {
+    if isOpen { return }
+    await withCheckedContinuation { waiting.append($0) }
+  }
+}
+
+// MARK: Randomness and logs
+
+/// A small seeded generator, so failures can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+
+  mutating func next(below bound: Int) -> Int {
+    Int(next() % UInt64(bound))
+  }
+}
+
+/// Records disposals in order, from any thread.
+final class DisposalLog: Sendable {
+  private let log = Shared<[String]>([])
+  func record(_ instance: Instance) { log.withLock { $0.append(instance.description) } }
+  var entries: [String] { log.withLock { $0 } }
+  func take() -> [String] {
+    log.withLock { log in
+      defer { log = [] }
+      return log
     }
   }
 }
