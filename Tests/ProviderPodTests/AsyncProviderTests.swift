@@ -11,17 +11,22 @@ struct AsyncProviderTests {
   @Test("concurrent resolves share one build: the builder runs once, everyone gets its result")
   func singleFlight() async throws {
     let builds = Counter()
-    let started = AsyncGate()
     let release = AsyncGate()
     let slow = AsyncProvider(name: "slow") { _ in
-      await started.open()
       await release.wait()
       return Instance("slow", serial: builds.next())
     }
     let pod = Pod()
+    // Once the serial executor is idle, every caller is waiting for the build: none can come
+    // late and be served from the cache, which would pass without any sharing.
+    let executor = SerialTaskExecutor()
     let results = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
-      for _ in 0..<50 { group.addTask { ObjectIdentifier(try await pod.resolve(slow)) } }
-      await started.wait()
+      for _ in 0..<50 {
+        group.addTask(executorPreference: executor) {
+          ObjectIdentifier(try await pod.resolve(slow))
+        }
+      }
+      await executor.waitUntilIdle()
       await release.open()
       return try await group.reduce(into: Set<ObjectIdentifier>()) { $0.insert($1) }
     }

@@ -191,14 +191,20 @@ struct ConcurrencyTests {
       results.withLock { $0.append(id) }
     }
     guard waitOrFail(started, "the build to start") else { return }
+    // A waiter that arrived after the build would be served from the cache and prove nothing:
+    // release only once every waiter is about to resolve. (How far into `resolve` a blocked
+    // thread got is not observable; the remaining window is the few instructions to the lock.)
+    let arrived = DispatchSemaphore(value: 0)
     for _ in 0..<4 {
       group.enter()
       startThread {
         defer { group.leave() }
+        arrived.signal()
         let id = ObjectIdentifier(pod.resolve(slow))
         results.withLock { $0.append(id) }
       }
     }
+    for _ in 0..<4 { guard waitOrFail(arrived, "the waiters to start") else { return } }
     release.signal()
     #expect(group.wait(timeout: .now() + .seconds(20)) == .success)
     #expect(counter.value == 1)
