@@ -150,7 +150,7 @@ struct ConcurrencyTests {
       started.signal()
       // The builder cannot finish until the test has resolved the unrelated providers, so
       // if those resolves waited for this builder, this would time out.
-      let released = release.wait(timeout: .now() + .seconds(20)) == .success
+      let released = waitWithWatchdog(release)
       return released
     }
     let pod = Pod()
@@ -178,7 +178,7 @@ struct ConcurrencyTests {
     let release = DispatchSemaphore(value: 0)
     let slow = Provider(name: "slow") { _ in
       started.signal()
-      _ = release.wait(timeout: .now() + .seconds(20))
+      waitWithWatchdog(release)
       return Instance("slow", serial: counter.next())
     }
     let pod = Pod()
@@ -220,7 +220,7 @@ struct ConcurrencyTests {
       let serial = counter.next()
       if serial == 1 {
         started.signal()
-        _ = release.wait(timeout: .now() + .seconds(20))
+        waitWithWatchdog(release)
       }
       return Instance("gated", serial: serial)
     }
@@ -252,7 +252,7 @@ struct ConcurrencyTests {
     let release = DispatchSemaphore(value: 0)
     let gated = Provider(name: "gated") { _ in
       started.signal()
-      _ = release.wait(timeout: .now() + .seconds(20))
+      waitWithWatchdog(release)
       return "original"
     }
     let pod = Pod()

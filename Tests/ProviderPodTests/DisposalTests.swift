@@ -164,16 +164,16 @@ struct DisposalTests {
       let serial = counter.next()
       if serial == 1 {
         started.signal()
-        _ = release.wait(timeout: .now() + .seconds(20))
+        waitWithWatchdog(release)
       }
       return Instance("gated", serial: serial)
     }
     let pod = Pod()
     let done = startThread { _ = pod.resolve(gated) }
-    #expect(started.wait(timeout: .now() + .seconds(20)) == .success)
+    guard waitOrFail(started, "the build to start") else { return }
     pod.clearCachedInstances(forScope: StepScope())
     release.signal()
-    #expect(done.wait(timeout: .now() + .seconds(20)) == .success)
+    guard waitOrFail(done, "the build to finish") else { return }
     _ = pod.resolve(gated)  // #2, cached
     pod.clearCachedInstances(forScope: StepScope())
     #expect(log.take() == ["gated#2"])

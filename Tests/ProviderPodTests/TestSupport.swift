@@ -155,12 +155,20 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
   for done in threads { done.wait() }
 }
 
-/// How long a test waits for a signal that should come at once before it calls it a failure
-/// (a deadlock) rather than hanging. Never a sleep: the happy path does not wait for it.
-let deadlockTimeout = DispatchTime.now
+/// Waits for `semaphore`, but no longer than a signal that should come at once can take: past
+/// that it is a deadlock, and the test should fail rather than hang. Never a sleep: the happy
+/// path does not wait for the limit. Returns false if the limit was reached.
+///
+/// For threads that cannot record an issue, such as a builder's; the test's own checks fail.
+@discardableResult
+func waitWithWatchdog(_ semaphore: DispatchSemaphore) -> Bool {
+  semaphore.wait(timeout: .now() + .seconds(20)) == .success
+}
 
+/// Waits for `semaphore` like `waitWithWatchdog`, and records a deadlock if the limit is
+/// reached.
 func waitOrFail(_ semaphore: DispatchSemaphore, _ what: Comment) -> Bool {
-  if semaphore.wait(timeout: deadlockTimeout() + .seconds(20)) == .timedOut {
+  if !waitWithWatchdog(semaphore) {
     Issue.record("timed out waiting for \(what): deadlock")
     return false
   }
