@@ -83,7 +83,10 @@ struct AsyncProviderTests {
     let pod = Pod()
     let first = Task { try await pod.resolve(slow) }
     await started.wait()
-    let second = Task { try await pod.resolve(slow) }
+    // Cancelled only once it is waiting: a task cancelled before it resolves proves nothing.
+    let executor = SerialTaskExecutor()
+    let second = Task(executorPreference: executor) { try await pod.resolve(slow) }
+    await executor.waitUntilIdle()
     second.cancel()
     await #expect(throws: CancellationError.self) { try await second.value }
     await release.open()
