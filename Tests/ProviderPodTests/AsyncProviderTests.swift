@@ -2,23 +2,6 @@ import Foundation
 import ProviderPod
 import Testing
 
-/// A one-shot signal tasks can wait for.
-actor AsyncGate {
-  private var isOpen = false
-  private var waiting: [CheckedContinuation<Void, Never>] = []
-
-  func open() {
-    isOpen = true
-    for continuation in waiting { continuation.resume() }
-    waiting = []
-  }
-
-  func wait() async {
-    if isOpen { return }
-    await withCheckedContinuation { waiting.append($0) }
-  }
-}
-
 private struct BuildFailed: Error, Equatable {
   let attempt: Int
 }
@@ -28,17 +11,22 @@ struct AsyncProviderTests {
   @Test("concurrent resolves share one build: the builder runs once, everyone gets its result")
   func singleFlight() async throws {
     let builds = Counter()
-    let started = AsyncGate()
     let release = AsyncGate()
     let slow = AsyncProvider(name: "slow") { _ in
-      await started.open()
       await release.wait()
       return Instance("slow", serial: builds.next())
     }
     let pod = Pod()
+    // Once the serial executor is idle, every caller is waiting for the build: none can come
+    // late and be served from the cache, which would pass without any sharing.
+    let executor = SerialTaskExecutor()
     let results = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
-      for _ in 0..<50 { group.addTask { ObjectIdentifier(try await pod.resolve(slow)) } }
-      await started.wait()
+      for _ in 0..<50 {
+        group.addTask(executorPreference: executor) {
+          ObjectIdentifier(try await pod.resolve(slow))
+        }
+      }
+      await executor.waitUntilIdle()
       await release.open()
       return try await group.reduce(into: Set<ObjectIdentifier>()) { $0.insert($1) }
     }
@@ -49,36 +37,36 @@ struct AsyncProviderTests {
   @Test("a failed build caches nothing, every waiter gets the error, the next resolve retries")
   func failureThenRetry() async throws {
     let attempts = Counter()
-    let started = AsyncGate()
     let release = AsyncGate()
     let flaky = AsyncProvider(name: "flaky") { _ -> Instance in
       let attempt = attempts.next()
       if attempt == 1 {
-        await started.open()
         await release.wait()
         throw BuildFailed(attempt: attempt)
       }
       return Instance("flaky", serial: attempt)
     }
     let pod = Pod()
+    // The waiters run on one serial executor, so once it is idle each has joined the build
+    // and is suspended waiting for it: none can arrive after the failure and start a retry.
+    let executor = SerialTaskExecutor()
     let outcomes = await withTaskGroup(of: Result<Int, BuildFailed>.self) { group in
       for _ in 0..<5 {
-        group.addTask {
+        group.addTask(executorPreference: executor) {
           do { return .success(try await pod.resolve(flaky).serial) } catch let error
             as BuildFailed
           { return .failure(error) } catch { return .failure(BuildFailed(attempt: -1)) }
         }
       }
-      await started.wait()
+      await executor.waitUntilIdle()
       await release.open()
       return await group.reduce(into: []) { $0.append($1) }
     }
-    // Everyone who waited for the failing build got its error (late arrivals may have
-    // started the retry).
-    #expect(outcomes.contains { $0 == .failure(BuildFailed(attempt: 1)) })
-    #expect(!outcomes.contains { $0 == .failure(BuildFailed(attempt: -1)) })
+    #expect(outcomes.count == 5)
+    #expect(outcomes.allSatisfy { $0 == .failure(BuildFailed(attempt: 1)) })
+    #expect(attempts.value == 1)
     let retried = try await pod.resolve(flaky)
-    #expect(retried.serial >= 2)
+    #expect(retried.serial == 2)
     #expect(try await pod.resolve(flaky) === retried)
   }
 
@@ -95,7 +83,10 @@ struct AsyncProviderTests {
     let pod = Pod()
     let first = Task { try await pod.resolve(slow) }
     await started.wait()
-    let second = Task { try await pod.resolve(slow) }
+    // Cancelled only once it is waiting: a task cancelled before it resolves proves nothing.
+    let executor = SerialTaskExecutor()
+    let second = Task(executorPreference: executor) { try await pod.resolve(slow) }
+    await executor.waitUntilIdle()
     second.cancel()
     await #expect(throws: CancellationError.self) { try await second.value }
     await release.open()

@@ -3,19 +3,6 @@ import Foundation
 import ProviderPod
 import Testing
 
-/// Records disposals in order, from any thread.
-final class DisposalLog: Sendable {
-  private let log = Shared<[String]>([])
-  func record(_ instance: Instance) { log.withLock { $0.append(instance.description) } }
-  var entries: [String] { log.withLock { $0 } }
-  func take() -> [String] {
-    log.withLock { log in
-      defer { log = [] }
-      return log
-    }
-  }
-}
-
 /// A provider of `Instance`s whose disposals go to `log`.
 private func disposable(
   _ label: String, scope: any ProviderScope = SingletonScope(), log: DisposalLog,
@@ -177,16 +164,16 @@ struct DisposalTests {
       let serial = counter.next()
       if serial == 1 {
         started.signal()
-        _ = release.wait(timeout: .now() + .seconds(20))
+        waitWithWatchdog(release)
       }
       return Instance("gated", serial: serial)
     }
     let pod = Pod()
     let done = startThread { _ = pod.resolve(gated) }
-    #expect(started.wait(timeout: .now() + .seconds(20)) == .success)
+    guard waitOrFail(started, "the build to start") else { return }
     pod.clearCachedInstances(forScope: StepScope())
     release.signal()
-    #expect(done.wait(timeout: .now() + .seconds(20)) == .success)
+    guard waitOrFail(done, "the build to finish") else { return }
     _ = pod.resolve(gated)  // #2, cached
     pod.clearCachedInstances(forScope: StepScope())
     #expect(log.take() == ["gated#2"])

@@ -57,9 +57,10 @@ struct PodLifetimeTests {
   func keptViewActsLikeThePod() {
     let box = StrongPodBox()
     let target = instanceProvider("target", scope: StepScope())
+    let keeperBuilds = Counter()
     let keeper = Provider(name: "keeper") { pod in
       box.pod = pod
-      return 1
+      return keeperBuilds.next()
     }
     let pod = Pod()
     _ = pod.resolve(keeper)
@@ -69,6 +70,7 @@ struct PodLifetimeTests {
     #expect(kept.resolve(keeper) == 1)
     pod.clearCachedInstances(forScope: StepScope())
     #expect(pod.resolve(keeper) == 1)  // still cached: it was not built from target
+    #expect(keeperBuilds.value == 1)
   }
 }
 

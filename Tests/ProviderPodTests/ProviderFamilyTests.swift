@@ -29,8 +29,8 @@ struct ProviderFamilyTests {
     #expect(userProvider.name == "userProvider")
     let unnamed = ProviderFamily { (_, n: Int) in n }
     let line = #line - 1
-    #expect(unnamed(7).name == "Int(7) (ProviderFamilyTests.swift:\(line))")
-    #expect(unnamed.name == "Int (ProviderFamilyTests.swift:\(line))")
+    #expect(unnamed(7).name == "Int(7) (\(fileName()):\(line))")
+    #expect(unnamed.name == "Int (\(fileName()):\(line))")
   }
 
   @Test("members are cached in the family's scope")

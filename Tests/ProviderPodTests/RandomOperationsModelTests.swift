@@ -4,8 +4,9 @@ import Testing
 @testable import ProviderPod
 
 /// Thousands of random resolves, overrides, removals and clears on a small provider graph with
-/// a family in it, each checked against a plain reference model of rules S2–S5 and S9, and of
-/// disposal: every cached instance is disposed exactly once, dependents first.
+/// a family in it, each checked against a plain reference model of caching, the scope tree,
+/// discarding dependents, overrides and events, and of disposal: every cached instance is
+/// disposed exactly once, dependents first.
 @Suite("Random operations against a reference model")
 struct RandomOperationsModelTests {
   /// Fixed seeds, plus `PROVIDERPOD_MODEL_SEED` to replay one from a failure message.
@@ -280,7 +281,7 @@ private struct ModelWorld {
     return nil
   }
 
-  /// Discards `keys` and, transitively, every cached instance built from them (S4).
+  /// Discards `keys` and, transitively, every cached instance built from them.
   private mutating func modelDiscard(_ keys: Set<Int>) -> [Instance] {
     var discarded: [Instance] = []
     var pending = Array(keys)

@@ -142,6 +142,11 @@ private struct PrintingObserver: PodObserver {
   func pod(_ pod: Pod, didReport event: PodEvent) { print(event) }
 }
 
+/// What `PrintingObserver` printed. This file's `print` shadows the standard library's, so the
+/// README's observer is checked exactly as the README writes it.
+private let printed = Shared<[String]>([])
+private func print(_ item: Any) { printed.withLock { $0.append("\(item)") } }
+
 @Suite("README examples")
 @MainActor  // RequestID's counter is a plain static
 struct ReadmeExamplesTests {
@@ -225,11 +230,25 @@ struct ReadmeExamplesTests {
 
   @Test("clearing one provider")
   func clearingOne() {
-    let pod = Pod()
+    // `Profile` is a struct, so a rebuilt one is equal to the old: count the builds instead.
+    let recorder = EventRecorder()
+    let pod = Pod(observer: recorder)
+    func builds(of userID: Int) -> Int {
+      recorder.events.count {
+        $0 == .built(provider: "profileProvider(\(userID))", scope: "SignUpFlowScope")
+      }
+    }
     let first = pod.resolve(profileProvider(UserID(42)))
+    _ = pod.resolve(profileProvider(UserID(7)))
     pod.clearCachedInstance(of: profileProvider(UserID(42)))  // the profile changed on the server
-    pod.clearCachedInstances(of: profileProvider)  // every profile
     #expect(pod.resolve(profileProvider(UserID(42))) == first)  // equal, rebuilt
+    #expect(builds(of: 42) == 2)
+    #expect(builds(of: 7) == 1)
+    pod.clearCachedInstances(of: profileProvider)  // every profile
+    _ = pod.resolve(profileProvider(UserID(42)))
+    _ = pod.resolve(profileProvider(UserID(7)))
+    #expect(builds(of: 42) == 3)
+    #expect(builds(of: 7) == 2)
   }
 
   @Test("disposal with onDiscard")
@@ -262,5 +281,12 @@ struct ReadmeExamplesTests {
     let observedPod = Pod(observer: PrintingObserver())
     _ = observedPod.resolve(apiProvider)
     #expect(observedPod.resolve(apiProvider) === observedPod.resolve(apiProvider))
+    let api = apiProvider.name
+    let client = httpClientProvider.name
+    #expect(
+      printed.withLock { $0 } == [
+        "built \(client) in SingletonScope", "built \(api) in SingletonScope",
+        "reused \(api) in SingletonScope", "reused \(api) in SingletonScope",
+      ])
   }
 }

@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import ProviderPod
+import Testing
 
 /// Counts calls from any thread.
 final class Counter: Sendable {
@@ -41,6 +43,11 @@ func instanceProvider(
     let deps = dependencies.map { pod.resolve($0) }
     return Instance(label, serial: counter.next(), dependencies: deps)
   }
+}
+
+/// The name of the file that calls this, as `#fileID` gives it, without the module.
+func fileName(_ fileID: String = #fileID) -> String {
+  String(fileID.split(separator: "/").last ?? "")
 }
 
 /// Records every event a pod reports.
@@ -94,5 +101,154 @@ final class Shared<Value>: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     return body(&value)
+  }
+}
+
+/// A task executor that runs its jobs one at a time, in the order they come, on a queue of its
+/// own. Tasks that prefer it run their nonisolated code there, so a test can tell when every
+/// one of them has got as far as it can without waiting for something else.
+final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
+  private let queue = DispatchQueue(label: "SerialTaskExecutor")
+  /// Jobs enqueued and not yet run.
+  private let pending = Shared(0)
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    pending.withLock { $0 += 1 }
+    queue.async {
+      job.runSynchronously(on: self.asUnownedTaskExecutor())
+      self.pending.withLock { $0 -= 1 }
+    }
+  }
+
+  /// Returns once no job is queued or running here: every task that prefers this executor is
+  /// suspended, waiting on something elsewhere, or done.
+  func waitUntilIdle() async {
+    while true {
+      let isIdle = await withCheckedContinuation { continuation in
+        // Runs after every job queued so far; no job runs at the same time.
+        queue.async { continuation.resume(returning: self.pending.withLock { $0 } == 0) }
+      }
+      if isIdle { return }
+    }
+  }
+}
+
+// MARK: Threads, gates and watchdogs
+
+/// Starts `body` on a new thread of its own (not a pool thread, so blocking it never starves
+/// anything) and returns a semaphore signalled when it is done.
+@discardableResult
+func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+  let done = DispatchSemaphore(value: 0)
+  let thread = Thread {
+    body()
+    done.signal()
+  }
+  thread.start()
+  return done
+}
+
+/// Runs `body` on `count` threads at once and waits for all of them.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+  let threads = (0..<count).map { index in startThread { body(index) } }
+  for done in threads { done.wait() }
+}
+
+/// Waits for `semaphore`, but no longer than a signal that should come at once can take: past
+/// that it is a deadlock, and the test should fail rather than hang. Never a sleep: the happy
+/// path does not wait for the limit. Returns false if the limit was reached.
+///
+/// For threads that cannot record an issue, such as a builder's; the test's own checks fail.
+@discardableResult
+func waitWithWatchdog(_ semaphore: DispatchSemaphore) -> Bool {
+  semaphore.wait(timeout: .now() + .seconds(20)) == .success
+}
+
+/// Waits for `semaphore` like `waitWithWatchdog`, and records a deadlock if the limit is
+/// reached.
+func waitOrFail(_ semaphore: DispatchSemaphore, _ what: Comment) -> Bool {
+  if !waitWithWatchdog(semaphore) {
+    Issue.record("timed out waiting for \(what): deadlock")
+    return false
+  }
+  return true
+}
+
+/// A barrier for a fixed number of threads, reusable across rounds. Each round has its own
+/// semaphore, so a fast thread arriving at the next round cannot take a slow one's wake-up.
+final class Barrier: Sendable {
+  private let state: Shared<(waiting: Int, gate: DispatchSemaphore)>
+  private let count: Int
+
+  init(_ count: Int) {
+    self.count = count
+    state = Shared((0, DispatchSemaphore(value: 0)))
+  }
+
+  func arrive() {
+    let (gate, isLast) = state.withLock { state in
+      let gate = state.gate
+      state.waiting += 1
+      guard state.waiting == count else { return (gate, false) }
+      state.waiting = 0
+      state.gate = DispatchSemaphore(value: 0)
+      return (gate, true)
+    }
+    if isLast {
+      for _ in 1..<count { gate.signal() }
+    } else {
+      gate.wait()
+    }
+  }
+}
+
+/// A one-shot signal tasks can wait for.
+actor AsyncGate {
+  private var isOpen = false
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+
+  func open() {
+    isOpen = true
+    for continuation in waiting { continuation.resume() }
+    waiting = []
+  }
+
+  func wait() async {
+    if isOpen { return }
+    await withCheckedContinuation { waiting.append($0) }
+  }
+}
+
+// MARK: Randomness and logs
+
+/// A small seeded generator, so failures can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+
+  mutating func next(below bound: Int) -> Int {
+    Int(next() % UInt64(bound))
+  }
+}
+
+/// Records disposals in order, from any thread.
+final class DisposalLog: Sendable {
+  private let log = Shared<[String]>([])
+  func record(_ instance: Instance) { log.withLock { $0.append(instance.description) } }
+  var entries: [String] { log.withLock { $0 } }
+  func take() -> [String] {
+    log.withLock { log in
+      defer { log = [] }
+      return log
+    }
   }
 }

@@ -3,67 +3,8 @@ import Foundation
 import ProviderPod
 import Testing
 
-/// Starts `body` on a new thread of its own (not a pool thread, so blocking it never starves
-/// anything) and returns a semaphore signalled when it is done.
-@discardableResult
-func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
-  let done = DispatchSemaphore(value: 0)
-  let thread = Thread {
-    body()
-    done.signal()
-  }
-  thread.start()
-  return done
-}
-
-/// Runs `body` on `count` threads at once and waits for all of them.
-private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-  let threads = (0..<count).map { index in startThread { body(index) } }
-  for done in threads { done.wait() }
-}
-
-/// How long a test waits for a signal that should come at once before it calls it a failure
-/// (a deadlock) rather than hanging. Never a sleep: the happy path does not wait for it.
-private let deadlockTimeout = DispatchTime.now
-
-private func waitOrFail(_ semaphore: DispatchSemaphore, _ what: Comment) -> Bool {
-  if semaphore.wait(timeout: deadlockTimeout() + .seconds(20)) == .timedOut {
-    Issue.record("timed out waiting for \(what): deadlock")
-    return false
-  }
-  return true
-}
-
-/// A barrier for a fixed number of threads, reusable across rounds. Each round has its own
-/// semaphore, so a fast thread arriving at the next round cannot take a slow one's wake-up.
-private final class Barrier: Sendable {
-  private let state: Shared<(waiting: Int, gate: DispatchSemaphore)>
-  private let count: Int
-
-  init(_ count: Int) {
-    self.count = count
-    state = Shared((0, DispatchSemaphore(value: 0)))
-  }
-
-  func arrive() {
-    let (gate, isLast) = state.withLock { state in
-      let gate = state.gate
-      state.waiting += 1
-      guard state.waiting == count else { return (gate, false) }
-      state.waiting = 0
-      state.gate = DispatchSemaphore(value: 0)
-      return (gate, true)
-    }
-    if isLast {
-      for _ in 1..<count { gate.signal() }
-    } else {
-      gate.wait()
-    }
-  }
-}
-
-@Suite("S8 concurrency")
-struct S8ConcurrencyTests {
+@Suite("Concurrency")
+struct ConcurrencyTests {
   static let threads = 8
 
   @Test("under contention each cached instance is built exactly once between clears")
@@ -209,7 +150,7 @@ struct S8ConcurrencyTests {
       started.signal()
       // The builder cannot finish until the test has resolved the unrelated providers, so
       // if those resolves waited for this builder, this would time out.
-      let released = release.wait(timeout: .now() + .seconds(20)) == .success
+      let released = waitWithWatchdog(release)
       return released
     }
     let pod = Pod()
@@ -237,7 +178,7 @@ struct S8ConcurrencyTests {
     let release = DispatchSemaphore(value: 0)
     let slow = Provider(name: "slow") { _ in
       started.signal()
-      _ = release.wait(timeout: .now() + .seconds(20))
+      waitWithWatchdog(release)
       return Instance("slow", serial: counter.next())
     }
     let pod = Pod()
@@ -250,14 +191,20 @@ struct S8ConcurrencyTests {
       results.withLock { $0.append(id) }
     }
     guard waitOrFail(started, "the build to start") else { return }
+    // A waiter that arrived after the build would be served from the cache and prove nothing:
+    // release only once every waiter is about to resolve. (How far into `resolve` a blocked
+    // thread got is not observable; the remaining window is the few instructions to the lock.)
+    let arrived = DispatchSemaphore(value: 0)
     for _ in 0..<4 {
       group.enter()
       startThread {
         defer { group.leave() }
+        arrived.signal()
         let id = ObjectIdentifier(pod.resolve(slow))
         results.withLock { $0.append(id) }
       }
     }
+    for _ in 0..<4 { guard waitOrFail(arrived, "the waiters to start") else { return } }
     release.signal()
     #expect(group.wait(timeout: .now() + .seconds(20)) == .success)
     #expect(counter.value == 1)
@@ -273,7 +220,7 @@ struct S8ConcurrencyTests {
       let serial = counter.next()
       if serial == 1 {
         started.signal()
-        _ = release.wait(timeout: .now() + .seconds(20))
+        waitWithWatchdog(release)
       }
       return Instance("gated", serial: serial)
     }
@@ -305,7 +252,7 @@ struct S8ConcurrencyTests {
     let release = DispatchSemaphore(value: 0)
     let gated = Provider(name: "gated") { _ in
       started.signal()
-      _ = release.wait(timeout: .now() + .seconds(20))
+      waitWithWatchdog(release)
       return "original"
     }
     let pod = Pod()
@@ -332,23 +279,5 @@ struct S8ConcurrencyTests {
       return await Set(group.reduce(into: []) { $0.append($1) })
     }
     #expect(ids.count == 1)
-  }
-}
-
-/// A small seeded generator, so failures can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
-  mutating func next(below bound: Int) -> Int {
-    Int(next() % UInt64(bound))
   }
 }

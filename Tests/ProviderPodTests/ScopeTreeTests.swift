@@ -1,8 +1,8 @@
 import ProviderPod
 import Testing
 
-@Suite("S3 scope tree")
-struct S3ScopeTreeTests {
+@Suite("Clearing a scope tree")
+struct ScopeTreeTests {
   let flow = instanceProvider("flow", scope: FlowScope())
   let step = instanceProvider("step", scope: StepScope())
   let otherStep = instanceProvider("otherStep", scope: OtherStepScope())

@@ -1,8 +1,8 @@
 import ProviderPod
 import Testing
 
-@Suite("S4 no stale dependents")
-struct S4DependentsTests {
+@Suite("No stale dependents: what was built from a discarded instance goes too")
+struct DiscardingDependentsTests {
   @Test("clearing a scope discards singletons built from it, transitively")
   func cascadeAcrossScopes() {
     let session = instanceProvider("session", scope: FlowScope())

@@ -2,6 +2,9 @@ import Dispatch
 import ProviderPod
 import Testing
 
+/// This file's name, as default provider names and cycle reports give it.
+private let thisFileName = fileName()
+
 // Global, the way users declare providers; exit tests cannot capture locals.
 let selfCycleLine = #line + 1
 let selfCycle: Provider<Int> = Provider(name: "selfCycle") { pod in pod.resolve(selfCycle) }
@@ -67,8 +70,8 @@ private func standardError(_ result: ExitTest.Result?) -> String {
   String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
 }
 
-@Suite("S7 cycles")
-struct S7CycleTests {
+@Suite("Dependency cycles")
+struct DependencyCycleTests {
   @Test("a provider that needs itself directly stops with the chain")
   func directCycleStops() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
@@ -77,7 +80,7 @@ struct S7CycleTests {
     let message = standardError(result)
     #expect(
       message.contains(
-        "ProviderPod: dependency cycle: selfCycle (S7CycleTests.swift:\(selfCycleLine)) -> selfCycle\n"
+        "ProviderPod: dependency cycle: selfCycle (\(thisFileName):\(selfCycleLine)) -> selfCycle\n"
       ))
     #expect(message.contains("Break the cycle"))
   }
@@ -89,7 +92,7 @@ struct S7CycleTests {
     }
     #expect(
       standardError(result).contains(
-        "twoCycle (S7CycleTests.swift:\(twoCycleLine)) -> twoCycleLink (S7CycleTests.swift:\(twoCycleLinkLine)) -> twoCycle\n"
+        "twoCycle (\(thisFileName):\(twoCycleLine)) -> twoCycleLink (\(thisFileName):\(twoCycleLinkLine)) -> twoCycle\n"
       ))
   }
 
@@ -100,8 +103,8 @@ struct S7CycleTests {
     }
     #expect(
       standardError(result).contains(
-        "validatorProvider (S7CycleTests.swift:\(cycleSecondLine)) -> formProvider (S7CycleTests.swift:\(cycleThirdLine)) -> "
-          + "sessionProvider (S7CycleTests.swift:\(cycleFirstLine)) -> validatorProvider\n"))
+        "validatorProvider (\(thisFileName):\(cycleSecondLine)) -> formProvider (\(thisFileName):\(cycleThirdLine)) -> "
+          + "sessionProvider (\(thisFileName):\(cycleFirstLine)) -> validatorProvider\n"))
   }
 
   @Test("a cycle made by an override is caught too")
@@ -113,7 +116,7 @@ struct S7CycleTests {
     }
     #expect(
       standardError(result).contains(
-        "overrideUser (S7CycleTests.swift:\(overrideUserLine)) -> overrideTarget (S7CycleTests.swift:\(overrideTargetLine)) -> "
+        "overrideUser (\(thisFileName):\(overrideUserLine)) -> overrideTarget (\(thisFileName):\(overrideTargetLine)) -> "
           + "overrideUser"))
   }
 
@@ -135,7 +138,7 @@ struct S7CycleTests {
     }
     #expect(
       standardError(result).contains(
-        "handOffCycle (S7CycleTests.swift:\(handOffCycleLine)) -> handOffCycle"))
+        "handOffCycle (\(thisFileName):\(handOffCycleLine)) -> handOffCycle"))
   }
 
   @Test("two threads whose builds wait for each other are reported, not hung")
@@ -155,10 +158,10 @@ struct S7CycleTests {
     // Whichever thread blocks second reports; both providers are in the chain.
     #expect(
       message.contains(
-        "crossA (S7CycleTests.swift:\(crossALine)) -> crossB (S7CycleTests.swift:\(crossBLine)) -> crossA"
+        "crossA (\(thisFileName):\(crossALine)) -> crossB (\(thisFileName):\(crossBLine)) -> crossA"
       )
         || message.contains(
-          "crossB (S7CycleTests.swift:\(crossBLine)) -> crossA (S7CycleTests.swift:\(crossALine)) -> crossB"
+          "crossB (\(thisFileName):\(crossBLine)) -> crossA (\(thisFileName):\(crossALine)) -> crossB"
         )
     )
   }

@@ -1,8 +1,11 @@
 import ProviderPod
 import Testing
 
-@Suite("S1 identity")
-struct S1IdentityTests {
+/// This file's name, as default provider names and cycle reports give it.
+private let thisFileName = fileName()
+
+@Suite("Provider identity")
+struct ProviderIdentityTests {
   @Test("two providers with the same type and builder are separate dependencies")
   func separateProvidersSeparateCaches() {
     let counter = Counter()
@@ -30,7 +33,7 @@ struct S1IdentityTests {
   func defaultName() {
     let provider = Provider { _ in 42 }
     let line = #line - 1
-    #expect(provider.name == "Int (S1IdentityTests.swift:\(line))")
+    #expect(provider.name == "Int (\(thisFileName):\(line))")
     #expect(provider.description == provider.name)
   }
 

@@ -6,8 +6,8 @@ private struct EnglishGreeter: Greeter { func greet() -> String { "hello" } }
 
 private struct Point: Equatable { var x: Int, y: Int }
 
-@Suite("S2 caching")
-struct S2CachingTests {
+@Suite("Caching by scope")
+struct CachingTests {
   @Test("a singleton is built once per pod")
   func singletonBuiltOnce() {
     let counter = Counter()
@@ -26,6 +26,9 @@ struct S2CachingTests {
     let first = pod.resolve(provider)
     #expect(pod.resolve(provider) === first)
     #expect(counter.value == 1)
+    pod.clearCachedInstances(forScope: StepScope())
+    #expect(pod.resolve(provider) !== first)
+    #expect(counter.value == 2)
   }
 
   @Test("AlwaysCreateNewScope runs the builder on every resolve")

@@ -1,8 +1,8 @@
 import ProviderPod
 import Testing
 
-@Suite("S9 diagnostics")
-struct S9ObserverTests {
+@Suite("Observing the pod: events and captive dependencies")
+struct ObserverTests {
   @Test("built, reused, overridden and discarded events with names and reasons")
   func eventSequence() {
     let session = instanceProvider("session", scope: StepScope())
@@ -119,7 +119,7 @@ struct S9ObserverTests {
       PodEvent.built(provider: "a", scope: "SingletonScope").description
         == "built a in SingletonScope")
     #expect(
-      PodEvent.discarded(provider: "a", scope: "S", reason: .scopeCleared).description
-        == "discarded a in S (scopeCleared)")
+      PodEvent.discarded(provider: "a", scope: "StepScope", reason: .scopeCleared).description
+        == "discarded a in StepScope (scopeCleared)")
   }
 }

@@ -10,8 +10,8 @@ private let apiProvider = Provider(name: "apiProvider") { pod in
   "api(\(pod.resolve(clientProvider).name))"
 }
 
-@Suite("S5 overrides")
-struct S5OverrideTests {
+@Suite("Overrides")
+struct OverrideTests {
   @Test("an override replaces the builder for direct and nested resolves")
   func directAndNested() {
     let pod = Pod()
