@@ -33,23 +33,35 @@ private final class Signal: Sendable {
 struct AsyncBuildLifetimeTests {
   @Test("once every caller has left a build, a new caller starts a fresh one")
   func abandonedBuildIsNotJoined() async throws {
-    let started = Signal()
+    let firstStarted = Signal()
+    let secondStarted = Signal()
+    let gate = Shared<CheckedContinuation<Void, Never>?>(nil)
     let builds = Counter()
     let provider = AsyncProvider(name: "slow") { _ in
       let build = builds.next()
       if build == 1 {
-        started.fire()
-        try await Task.sleep(for: .seconds(3_600))  // ends only by cancellation
+        // Holds on until the test lets it go, then notices it was cancelled.
+        await withCheckedContinuation { continuation in
+          gate.withLock { $0 = continuation }
+          firstStarted.fire()
+        }
+        try Task.checkCancellation()
+      } else {
+        secondStarted.fire()
       }
       return build
     }
     let pod = Pod()
     let first = Task { try await pod.resolve(provider) }
-    #expect(await started.next())
+    #expect(await firstStarted.next())
     first.cancel()
     await #expect(throws: CancellationError.self) { try await first.value }
-    // Never cancelled: must not inherit the abandoned build's cancellation.
-    #expect(try await pod.resolve(provider) == 2)
+    // Never cancelled: it must start a build of its own, not wait for the abandoned one and
+    // inherit its cancellation.
+    let second = Task { try await pod.resolve(provider) }
+    #expect(await secondStarted.next())
+    gate.withLock { $0 }?.resume()
+    #expect(try await second.value == 2)
     #expect(try await pod.resolve(provider) == 2)
   }
 
@@ -119,13 +131,7 @@ struct DisposalPlacementTests {
     await #expect(processExitsWith: .success) {
       alarm(30)
       await MainActor.run {
-        let inner = Pod()
-        let onMain = MainActorProvider(onDiscard: { _ in
-          MainActor.assertIsolated()
-          mainActorHookRan.withLock { $0 += 1 }
-        }) { _ in Instance("view model", serial: 1) }
-        _ = inner.resolve(onMain)
-        hookTaskPods.withLock { $0.append(inner) }
+        makeInnerPodWithMainActorHook()  // held only by hookTaskPods from here on
         let outer = Pod()
         let trigger = Provider(
           scope: StepScope(),
@@ -141,4 +147,17 @@ struct DisposalPlacementTests {
       exit(0)
     }
   }
+}
+
+/// A pod with a cached main-actor instance whose hook counts its runs, held only by
+/// `hookTaskPods`, so that whoever empties that list releases the pod.
+@MainActor
+private func makeInnerPodWithMainActorHook() {
+  let inner = Pod()
+  let onMain = MainActorProvider(onDiscard: { _ in
+    MainActor.assertIsolated()
+    mainActorHookRan.withLock { $0 += 1 }
+  }) { _ in Instance("view model", serial: 1) }
+  _ = inner.resolve(onMain)
+  hookTaskPods.withLock { $0.append(inner) }
 }

@@ -13,8 +13,11 @@ final class FlushingCache: Sendable {
 }
 let flushTargetProvider = Provider(name: "flushTarget") { _ in 0 }
 let flushingPod = Pod()
-let flushingCacheProvider = Provider(scope: WeakScope(), name: "flushingCache") { _ in
-  FlushingCache(pod: flushingPod)
+/// Many of them, so that a graph holds many weak instances for a moment: one of those moments
+/// must not be the one that ends an instance.
+let flushingCacheProviders = (0..<64).map { index in
+  Provider(scope: WeakScope(), name: "flushingCache\(index)") { _ in FlushingCache(pod: flushingPod)
+  }
 }
 
 /// A family argument whose hashing resolves another member of its family: user code that
@@ -43,7 +46,7 @@ struct UserCodeOutsideLocksTests {
       DispatchQueue.concurrentPerform(iterations: 4) { worker in
         for _ in 0..<5_000 {
           if worker < 2 {
-            _ = flushingPod.resolve(flushingCacheProvider)
+            for provider in flushingCacheProviders { _ = flushingPod.resolve(provider) }
           } else {
             _ = flushingPod.dependencyGraph()
           }
@@ -71,6 +74,8 @@ struct UserCodeOutsideLocksTests {
       let gone = ProviderFamily(name: "gone") { (_, id: Int) in "gone \(id)" }
       pod.overrideProvider(gone) { _, id in "overridden \(id)" }
       #expect(pod.resolve(gone(1)) == "overridden 1")
+      // Nothing cached keeps the family alive now: only the override's record can.
+      pod.clearCachedInstances(of: gone)
     }
     // New families may be allocated where the old one was; none may find its override.
     for round in 0..<2_000 {
