@@ -47,7 +47,7 @@ public final class Pod: Sendable {
   /// whole chain of providers (see <doc:Concurrency> for cycles across threads).
   public func resolve<Value>(_ provider: Provider<Value>) -> Value {
     if let entry = engine.cachedEntry(of: provider.info) { return entry.value(as: Value.self) }
-    return engine.resolve(provider, from: engine.currentFrame())
+    return engine.resolve(provider, from: nil, callerUnknown: true)
   }
 
   // MARK: Overrides

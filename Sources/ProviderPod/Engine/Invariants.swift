@@ -89,3 +89,10 @@ extension Pod {
     engine.state.withLock { $0.slots.count }
   }
 }
+
+extension Pod {
+  /// How many frames wait for reuse, for tests that builds allocate no frame of their own.
+  var spareFrameCount: Int {
+    engine.state.withLock { $0.spareFrames.count }
+  }
+}

@@ -40,8 +40,13 @@ final class PodEngine: @unchecked Sendable {
     return entry
   }
 
-  func resolve<Value>(_ provider: Provider<Value>, from caller: Frame?) -> Value {
+  /// Resolves from `caller`'s build; with `callerUnknown`, from whichever build of this pod
+  /// runs on the current thread or task, if any (a resolve through the pod itself).
+  func resolve<Value>(
+    _ provider: Provider<Value>, from caller: Frame?, callerUnknown: Bool = false
+  ) -> Value {
     var caller = caller
+    var callerUnknown = callerUnknown
     let info = provider.info
     let reporting = isObserved
     while true {
@@ -49,8 +54,8 @@ final class PodEngine: @unchecked Sendable {
       var released: [AnyObject] = []
       let step = state.withLock {
         $0.step(
-          for: info, from: caller, engineID: id, reporting: reporting, events: &events,
-          released: &released)
+          for: info, from: caller, callerUnknown: callerUnknown, engineID: id,
+          reporting: reporting, events: &events, released: &released)
       }
       withExtendedLifetime(released) {}
       switch consume step {
@@ -71,6 +76,7 @@ final class PodEngine: @unchecked Sendable {
       case .callerFinished:
         let current = currentFrame()
         caller = current === caller ? nil : current
+        callerUnknown = false
       }
     }
   }

@@ -9,7 +9,8 @@ enum ResolveStep: Sendable {
   /// Run the builder in this frame.
   case build(Frame, override: OverrideRecord?)
   case cycle(String)
-  /// The caller's build is over (a context kept past its build): resolve as the pod would.
+  /// The caller's build is over (a context kept past its build), or the caller is not yet
+  /// known: look for the build running on this thread or task, and resolve from there.
   case callerFinished
 }
 
@@ -19,11 +20,16 @@ extension EngineState {
 
   /// Looks `provider` up, and either returns the cached instance, joins the build in
   /// progress, or starts a build (one at a time per cached instance).
+  ///
+  /// `callerUnknown` is for a resolve through the pod itself: while no build runs anywhere it
+  /// cannot be nested in one, so the thread and task are looked at only when one does.
   mutating func step(
-    for provider: ProviderInfo, from caller: Frame?, engineID: ObjectIdentifier,
-    reporting: Bool, events: inout [PodEvent], released: inout [AnyObject]
+    for provider: ProviderInfo, from caller: Frame?, callerUnknown: Bool = false,
+    engineID: ObjectIdentifier, reporting: Bool, events: inout [PodEvent],
+    released: inout [AnyObject]
   ) -> ResolveStep {
     let key = provider.key
+    if callerUnknown, runningBuilds > 0 { return .callerFinished }
     if let caller, !caller.isBuilding { return .callerFinished }
     let existing = slots[key]
     if let slot = existing, let entry = slot.entry {
