@@ -100,8 +100,8 @@ struct EngineState {
   /// scope was cleared after it began.
   func isStale(_ frame: Frame) -> Bool {
     if frame.phase != .running { return true }
-    guard let scope = frame.scope, scope.kind != .singleton else { return false }
-    return (scopeEpochs[scope.key] ?? 0) != frame.scopeEpoch
+    guard let scope = frame.clearableScope else { return false }
+    return (scopeEpochs[scope] ?? 0) != frame.scopeEpoch
   }
 
   // MARK: Discarding

@@ -53,7 +53,12 @@ final class Frame: @unchecked Sendable {
   }
 
   var key: ProviderKey { info.unsafelyUnwrapped.key }
-  var caches: Bool { slot != nil }
+  /// Whether the result is cached (`slot != nil`), kept as a flag so the hot path need not
+  /// retain the slot to ask.
+  private(set) var caches = false
+  /// The scope's identity when a clear of it can make this build stale (a caching build in a
+  /// scope other than `SingletonScope`), kept as a value so the check retains nothing.
+  private(set) var clearableScope: ScopeKey?
   var isBuilding: Bool { phase == .running || phase == .invalidated }
 
   func begin(
@@ -63,6 +68,8 @@ final class Frame: @unchecked Sendable {
     self.scope = scope
     self.slot = slot
     self.scopeEpoch = scopeEpoch
+    caches = slot != nil
+    clearableScope = caches && scope.kind != .singleton ? scope.key : nil
     if let parent {
       self.parent = parent
       depth = parent.depth + 1
@@ -86,7 +93,11 @@ final class Frame: @unchecked Sendable {
     phase = .idle
     info = nil
     scope = nil
-    slot = nil
+    if caches {
+      slot = nil
+      caches = false
+      clearableScope = nil
+    }
     if parent != nil { parent = nil }
     if enclosingOwner != nil { enclosingOwner = nil }
     if !dependencies.isEmpty { dependencies.removeAll(keepingCapacity: true) }
@@ -97,7 +108,7 @@ final class Frame: @unchecked Sendable {
   /// The running build that depends on what this frame resolves: itself when it caches,
   /// otherwise the caching build around it.
   var owner: Frame? {
-    if slot != nil { return isBuilding ? self : nil }
+    if caches { return isBuilding ? self : nil }
     guard let enclosingOwner, enclosingOwner.isBuilding else { return nil }
     return enclosingOwner
   }

@@ -119,11 +119,12 @@ extension EngineState {
     let caller = caller?.isBuilding == true ? caller : nil
     let stale = isStale(frame)
     frame.end()
-    let info = frame.info.unsafelyUnwrapped
-    if reporting { events.append(.built(provider: info.name, scope: frame.scope!.name)) }
+    if reporting {
+      events.append(.built(provider: frame.info.unsafelyUnwrapped.name, scope: frame.scope!.name))
+    }
     var waiters: DispatchGroup?
     // An always-new build recorded its dependencies on its owner as it went.
-    if let slot = frame.slot {
+    if frame.caches, let slot = frame.slot {
       if slot.build === frame { slot.build = nil }
       waiters = frame.waiters
       var dependencies: [ProviderKey: Slot] = [:]
