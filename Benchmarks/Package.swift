@@ -21,9 +21,11 @@ let package = Package(
       traits: ["MallocInterposer"]),
   ],
   targets: [
+    .target(name: "CallgrindToggles"),
     .executableTarget(
       name: "ProviderPodBenchmarks",
       dependencies: [
+        "CallgrindToggles",
         .product(name: "ProviderPod", package: "ProviderPod"),
         .product(name: "Swinject", package: "Swinject"),
         .product(name: "Dependencies", package: "swift-dependencies"),
