@@ -1,9 +1,13 @@
-// swift-tools-version: 6.2
+// swift-tools-version: 6.1
 import PackageDescription
 
 // Measures ProviderPod against Swinject, swift-dependencies and hand-written baselines.
-// Run from the repository root:
-//   swift run -c release --package-path Benchmarks ProviderPodBenchmarks
+// Two executables (see README.md):
+// - `ProviderPodMetrics` (package-benchmark): ProviderPod's own workloads, wall time with
+//   percentiles and malloc counts; CI checks its malloc counts against committed thresholds.
+//     swift package --package-path Benchmarks benchmark
+// - `ProviderPodBenchmarks`: the side-by-side table of every library, ratios from one run.
+//     swift run -c release --package-path Benchmarks ProviderPodBenchmarks
 let package = Package(
   name: "ProviderPodBenchmarks",
   platforms: [.macOS(.v15)],  // Synchronization.Mutex, for the baseline container
@@ -11,16 +15,31 @@ let package = Package(
     .package(name: "ProviderPod", path: ".."),
     .package(url: "https://github.com/Swinject/Swinject", exact: "2.10.0"),
     .package(url: "https://github.com/pointfreeco/swift-dependencies", exact: "1.17.1"),
+    // Only the malloc interposer: its default runtime interposer (ARC counts) is not needed.
+    .package(
+      url: "https://github.com/ordo-one/benchmark", exact: "1.38.1",
+      traits: ["MallocInterposer"]),
   ],
   targets: [
+    .target(name: "CallgrindToggles"),
     .executableTarget(
       name: "ProviderPodBenchmarks",
       dependencies: [
+        "CallgrindToggles",
         .product(name: "ProviderPod", package: "ProviderPod"),
         .product(name: "Swinject", package: "Swinject"),
         .product(name: "Dependencies", package: "swift-dependencies"),
       ]
-    )
+    ),
+    .executableTarget(
+      name: "ProviderPodMetrics",
+      dependencies: [
+        .product(name: "ProviderPod", package: "ProviderPod"),
+        .product(name: "Benchmark", package: "benchmark"),
+      ],
+      path: "Benchmarks/ProviderPodMetrics",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
   ],
   swiftLanguageModes: [.v6]
 )

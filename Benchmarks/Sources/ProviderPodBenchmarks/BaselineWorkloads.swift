@@ -51,6 +51,15 @@ final class MutexContainer: Sendable {
     instances.withLock { $0[key] = UncheckedBox(value) }
     return value
   }
+
+  /// Forgets every instance; they are released after the lock is dropped.
+  func clear() {
+    let removed = instances.withLock { instances in
+      defer { instances = [:] }
+      return instances
+    }
+    withExtendedLifetime(removed) {}
+  }
 }
 
 /// Distinct keys for the mutex container.
@@ -117,6 +126,57 @@ struct MutexDictionaryWorkloads: Workloads {
         consume(container.resolve(key) { Service(value: index) })
       }
       withExtendedLifetime(keyObjects) {}
+    }
+  }
+}
+
+extension MutexDictionaryWorkloads {
+  /// By hand, a scope is a container of its own: clearing it is emptying one dictionary.
+  func scopedResolveAndClear(_ effort: Effort, singletons: Int) -> Double? {
+    let keyObjects = (0..<singletons).map { _ in Key() }
+    let singletonContainer = MutexContainer()
+    for (index, key) in keyObjects.enumerated() {
+      consume(singletonContainer.resolve(ObjectIdentifier(key)) { Service(value: index) })
+    }
+    let screen = MutexContainer()
+    let key = ObjectIdentifier(Service.self)
+    defer { withExtendedLifetime((keyObjects, singletonContainer)) {} }
+    return measure(effort, operations: 100_000) { count in
+      for _ in 0..<count {
+        consume(screen.resolve(key) { Service() })
+        screen.clear()
+      }
+    }
+  }
+
+  func clearScope(_ effort: Effort, size: Int) -> Double? {
+    let keyObjects = (0..<size).map { _ in Key() }
+    let keys = keyObjects.map(ObjectIdentifier.init)
+    defer { withExtendedLifetime(keyObjects) {} }
+    return measureFreshContainers(
+      effort, distinct: size, instances: 50_000,
+      prepare: {
+        let container = MutexContainer()
+        for (index, key) in keys.enumerated() {
+          consume(container.resolve(key) { Service(value: index) })
+        }
+        return container
+      }
+    ) { container in
+      container.clear()
+    }
+  }
+
+  /// A builder that resolves the key below it, 10,000 deep, in a new container each time.
+  func deepChain(_ effort: Effort) -> Double? {
+    let keyObjects = (0..<10_000).map { _ in Key() }
+    let keys = keyObjects.map(ObjectIdentifier.init)
+    defer { withExtendedLifetime(keyObjects) {} }
+    func node(_ index: Int, in container: MutexContainer) -> Node {
+      container.resolve(keys[index]) { Node(index == 0 ? nil : node(index - 1, in: container)) }
+    }
+    return measure(effort, operations: 1) { count in
+      for _ in 0..<count { consume(node(keys.count - 1, in: MutexContainer())) }
     }
   }
 }

@@ -27,3 +27,9 @@ final class Root100: @unchecked Sendable {
   let services: [Service]
   init(_ services: [Service]) { self.services = services }
 }
+
+/// A node of the 10,000-deep chain: it holds the node below it (nil at the bottom).
+final class Node: @unchecked Sendable {
+  let below: Node?
+  init(_ below: Node?) { self.below = below }
+}

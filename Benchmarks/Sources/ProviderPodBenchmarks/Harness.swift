@@ -1,3 +1,4 @@
+import CallgrindToggles
 import Foundation
 
 /// Where results go so the optimiser cannot drop the work that made them.
@@ -13,6 +14,18 @@ func consume(_ value: Int) {
   sink &+= UInt(bitPattern: value)
 }
 
+/// Operations run inside the timed parts, for instructions per operation under callgrind.
+nonisolated(unsafe) var operationsMeasured = 0
+
+/// Runs `body` as a timed part: timed by the clock and, under callgrind, counted.
+func timed(operations: Int, _ body: () -> Void) -> Duration {
+  callgrind_toggles_start()
+  let elapsed = ContinuousClock().measure(body)
+  callgrind_toggles_stop()
+  operationsMeasured += operations
+  return elapsed
+}
+
 /// How much work each measurement does.
 struct Effort {
   var repetitions: Int
@@ -24,6 +37,11 @@ struct Effort {
   static let quick = Effort(repetitions: 3, warmups: 1, scale: 0.01)
 
   func iterations(_ count: Int) -> Int { max(1, Int(Double(count) * scale)) }
+
+  /// For a workload whose single operation takes a second or more.
+  var slow: Effort {
+    Effort(repetitions: max(1, repetitions / 3), warmups: min(warmups, 1), scale: scale)
+  }
 }
 
 /// Median nanoseconds per operation of `body`, which runs `operations` operations per call.
@@ -32,10 +50,9 @@ func measure(
 ) -> Double {
   let operations = effort.iterations(operations)
   for _ in 0..<effort.warmups { body(operations) }
-  let clock = ContinuousClock()
   var samples: [Double] = []
   for _ in 0..<effort.repetitions {
-    let elapsed = clock.measure { body(operations) }
+    let elapsed = timed(operations: operations) { body(operations) }
     samples.append(nanoseconds(elapsed) / Double(operations))
   }
   return median(samples)
@@ -46,7 +63,6 @@ func measureConcurrently(
   _ effort: Effort, threads: Int, operations: Int, _ body: @escaping @Sendable (Int) -> Int
 ) -> Double {
   let operations = effort.iterations(operations)
-  let clock = ContinuousClock()
   var samples: [Double] = []
   for repetition in 0..<(effort.warmups + effort.repetitions) {
     let start = DispatchSemaphore(value: 0)
@@ -61,7 +77,7 @@ func measureConcurrently(
         done.leave()
       }.start()
     }
-    let elapsed = clock.measure {
+    let elapsed = timed(operations: operations * threads) {
       for _ in 0..<threads { start.signal() }
       done.wait()
     }

@@ -28,6 +28,20 @@ private let cached9 = Provider { pod in L9(pod.resolve(cached8)) }
 private let hundred = (0..<100).map { index in Provider { _ in Service(value: index) } }
 private let root100 = Provider { pod in Root100(hundred.map { pod.resolve($0) }) }
 
+/// A custom scope such as a screen's: what workloads 8 and 9 cache and clear.
+private struct ScreenScope: ProviderScope {}
+private let screenService = Provider(scope: ScreenScope()) { _ in Service() }
+
+/// Provider `i` builds a node from provider `i - 1`.
+private let deepChainProviders: [Provider<Node>] = {
+  var chain: [Provider<Node>] = []
+  for _ in 0..<10_000 {
+    let below = chain.last
+    chain.append(Provider { pod in Node(below.map { pod.resolve($0) }) })
+  }
+  return chain
+}()
+
 struct ProviderPodWorkloads: Workloads {
   let name = "ProviderPod"
 
@@ -82,6 +96,42 @@ struct ProviderPodWorkloads: Workloads {
     return measureFreshContainers(effort, distinct: distinct) {
       let pod = Pod()
       for provider in providers { consume(pod.resolve(provider)) }
+    }
+  }
+
+  func scopedResolveAndClear(_ effort: Effort, singletons: Int) -> Double? {
+    let providers = (0..<singletons).map { index in Provider { _ in Service(value: index) } }
+    let pod = Pod()
+    for provider in providers { consume(pod.resolve(provider)) }
+    defer { withExtendedLifetime(providers) {} }
+    return measure(effort, operations: 100_000) { count in
+      for _ in 0..<count {
+        consume(pod.resolve(screenService))
+        pod.clearCachedInstances(forScope: ScreenScope())
+      }
+    }
+  }
+
+  func clearScope(_ effort: Effort, size: Int) -> Double? {
+    let providers = (0..<size).map { index in
+      Provider(scope: ScreenScope()) { _ in Service(value: index) }
+    }
+    return measureFreshContainers(
+      effort, distinct: size, instances: 50_000,
+      prepare: {
+        let pod = Pod()
+        for provider in providers { consume(pod.resolve(provider)) }
+        return pod
+      }
+    ) { pod in
+      pod.clearCachedInstances(forScope: ScreenScope())
+    }
+  }
+
+  func deepChain(_ effort: Effort) -> Double? {
+    let top = deepChainProviders[deepChainProviders.count - 1]
+    return measure(effort, operations: 1) { count in
+      for _ in 0..<count { consume(Pod().resolve(top)) }
     }
   }
 }

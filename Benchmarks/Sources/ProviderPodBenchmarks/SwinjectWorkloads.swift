@@ -99,6 +99,49 @@ struct SwinjectWorkloads: Workloads {
   }
 }
 
+extension SwinjectWorkloads {
+  /// Swinject's equivalent of a custom scope: an `ObjectScope` with permanent storage, which
+  /// `resetObjectScope` clears.
+  static let screenScope = ObjectScope(storageFactory: PermanentStorage.init, description: "screen")
+
+  func scopedResolveAndClear(_ effort: Effort, singletons: Int) -> Double? {
+    let container = Container()
+    for index in 0..<singletons {
+      container.register(Service.self, name: "s\(index)") { _ in Service(value: index) }
+        .inObjectScope(.container)
+      _ = container.resolve(Service.self, name: "s\(index)")
+    }
+    container.register(Service.self, name: "screen") { _ in Service() }
+      .inObjectScope(Self.screenScope)
+    return measure(effort, operations: 10_000_000 / max(100, singletons)) { count in
+      for _ in 0..<count {
+        consume(container.resolve(Service.self, name: "screen")!)
+        container.resetObjectScope(Self.screenScope)
+      }
+    }
+  }
+
+  func clearScope(_ effort: Effort, size: Int) -> Double? {
+    let names = (0..<size).map { "s\($0)" }
+    return measureFreshContainers(
+      effort, distinct: size, instances: 50_000,
+      prepare: {
+        let container = Container()
+        for (index, name) in names.enumerated() {
+          container.register(Service.self, name: name) { _ in Service(value: index) }
+            .inObjectScope(Self.screenScope)
+          _ = container.resolve(Service.self, name: name)
+        }
+        return container
+      }
+    ) { container in
+      container.resetObjectScope(Self.screenScope)
+    }
+  }
+
+  // No deep chain: Swinject stops resolving at a depth of 200 (its `maxResolutionDepth`).
+}
+
 /// Swinject's resolvers are not marked Sendable; the synchronized one is thread-safe.
 struct UncheckedBox<Value>: @unchecked Sendable {
   let value: Value

@@ -10,6 +10,9 @@ protocol Workloads {
   func cachedSingletonTwoThreads(_ effort: Effort) -> Double?
   func newContainerWith100(_ effort: Effort) -> Double?
   func storeNth(_ effort: Effort, distinct: Int) -> Double?
+  func scopedResolveAndClear(_ effort: Effort, singletons: Int) -> Double?
+  func clearScope(_ effort: Effort, size: Int) -> Double?
+  func deepChain(_ effort: Effort) -> Double?
 }
 
 extension Workloads {
@@ -20,6 +23,9 @@ extension Workloads {
   func cachedSingletonTwoThreads(_ effort: Effort) -> Double? { nil }
   func newContainerWith100(_ effort: Effort) -> Double? { nil }
   func storeNth(_ effort: Effort, distinct: Int) -> Double? { nil }
+  func scopedResolveAndClear(_ effort: Effort, singletons: Int) -> Double? { nil }
+  func clearScope(_ effort: Effort, size: Int) -> Double? { nil }
+  func deepChain(_ effort: Effort) -> Double? { nil }
 }
 
 /// Nanoseconds per stored instance: fresh containers, each filled with `distinct` instances.
@@ -27,17 +33,19 @@ func measureFreshContainers(_ effort: Effort, distinct: Int, _ body: () -> Void)
   measureFreshContainers(effort, distinct: distinct, prepare: { () }, { _ in body() })
 }
 
+/// Nanoseconds per instance: `body` handles `distinct` instances of what `prepare` (untimed)
+/// made; about `instances` instances per repetition.
 func measureFreshContainers<Prepared>(
-  _ effort: Effort, distinct: Int, prepare: () -> Prepared, _ body: (Prepared) -> Void
+  _ effort: Effort, distinct: Int, instances: Int = 200_000, prepare: () -> Prepared,
+  _ body: (Prepared) -> Void
 ) -> Double {
-  let rounds = effort.iterations(max(1, 200_000 / distinct))
-  let clock = ContinuousClock()
+  let rounds = effort.iterations(max(1, instances / distinct))
   var samples: [Double] = []
   for repetition in 0..<(effort.warmups + effort.repetitions) {
     var total = Duration.zero
     for _ in 0..<rounds {
       let prepared = prepare()
-      total += clock.measure { body(prepared) }
+      total += timed(operations: distinct) { body(prepared) }
     }
     if repetition >= effort.warmups {
       samples.append(nanoseconds(total) / Double(rounds * distinct))
@@ -62,6 +70,10 @@ func option(_ name: String) -> String? {
   return arguments[arguments.index(after: index)]
 }
 let onlyWorkloads = option("--only").map { Set($0.split(separator: ",").compactMap { Int($0) }) }
+/// `--row 9` runs only the ninth row of the table (rows 7 and 8 share a workload number).
+let onlyRow = option("--row").flatMap { Int($0) }
+/// `--warmups 0` skips warm-up runs (profiling a slow workload).
+if let warmups = option("--warmups").flatMap({ Int($0) }) { effort.warmups = warmups }
 let onlyLibrary = option("--library")
 let libraries: [any Workloads] = [
   ProviderPodWorkloads(), SwinjectWorkloads(), SwiftDependenciesWorkloads(),
@@ -87,6 +99,14 @@ let rows: [Row] = [
   Row(title: "7. store n-th instance, n = 100") { $0.storeNth(effort, distinct: 100) },
   Row(title: "7. store n-th instance, n = 1,000") { $0.storeNth(effort, distinct: 1_000) },
   Row(title: "7. store n-th instance, n = 10,000") { $0.storeNth(effort, distinct: 10_000) },
+  Row(title: "8. resolve scoped + clear scope, N = 100") {
+    $0.scopedResolveAndClear(effort, singletons: 100)
+  },
+  Row(title: "8. resolve scoped + clear scope, N = 10,000") {
+    $0.scopedResolveAndClear(effort, singletons: 10_000)
+  },
+  Row(title: "9. clear a scope of 1,000 (per instance)") { $0.clearScope(effort, size: 1_000) },
+  Row(title: "10. chain 10,000 deep, first resolve") { $0.deepChain(effort.slow) },
 ]
 
 func format(_ value: Double?) -> String {
@@ -123,9 +143,13 @@ print("")
 print("| workload | " + all.map(\.name).joined(separator: " | ") + " |")
 print("| --- |" + String(repeating: " ---: |", count: all.count))
 var results: [[Double?]] = []
-for row in rows {
+for (position, row) in rows.enumerated() {
   let number = Int(row.title.prefix { $0 != "." }) ?? 0
   if let onlyWorkloads, !onlyWorkloads.contains(number) {
+    results.append(all.map { _ in nil })
+    continue
+  }
+  if let onlyRow, onlyRow != position + 1 {
     results.append(all.map { _ in nil })
     continue
   }
@@ -159,5 +183,15 @@ if let first = results[6][0], let last = results[8][0] {
 if let one = results[0][0], let two = results[4][0] {
   print("ProviderPod cached resolve on 2 threads vs 1: \(ratio(two, one)) per thread (budget: 2x).")
 }
+if let small = results[9][0], let large = results[10][0] {
+  print(
+    "ProviderPod resolve scoped + clear, N = 10,000 vs N = 100: \(ratio(large, small))"
+      + " (budget: 1.2x).")
+}
+if let ours = results[11][0], let swinject = results[11][1] {
+  print(
+    "ProviderPod clear of 1,000 per instance vs Swinject's: \(ratio(ours, swinject))"
+      + " (budget: 1.0x).")
+}
 print("")
-print("(sink \(sink % 10))")
+print("(sink \(sink % 10); operations measured: \(operationsMeasured))")

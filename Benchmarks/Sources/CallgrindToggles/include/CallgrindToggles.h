@@ -1,0 +1,10 @@
+#ifndef CALLGRIND_TOGGLES_H
+#define CALLGRIND_TOGGLES_H
+
+// Turn callgrind's counting on and off around the measured parts of a workload, so that a run
+// under `valgrind --tool=callgrind --collect-atstart=no` counts exactly those instructions.
+// Outside valgrind (or where its headers are missing) these do nothing.
+void callgrind_toggles_start(void);
+void callgrind_toggles_stop(void);
+
+#endif
