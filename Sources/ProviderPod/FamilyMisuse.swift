@@ -11,23 +11,7 @@ extension ProviderResolver {
   public func resolve<Argument, Value>(_ family: ProviderFamily<Argument, Value>) -> Value {
     fatalError("unavailable")
   }
-}
 
-extension Pod {
-  /// Not available: a family needs an argument.
-  @available(
-    *, unavailable,
-    message:
-      "an AsyncProviderFamily needs an argument: resolve one member, as in try await pod.resolve(family(id))"
-  )
-  public func resolve<Argument, Value>(_ family: AsyncProviderFamily<Argument, Value>) async throws
-    -> Value
-  {
-    fatalError("unavailable")
-  }
-}
-
-extension BuildContext {
   /// Not available: a family needs an argument.
   @available(
     *, unavailable,
