@@ -1,5 +1,6 @@
-@testable import ProviderPod
 import Testing
+
+@testable import ProviderPod
 
 @Suite("Builds reuse their frames")
 struct FrameReuseTests {
