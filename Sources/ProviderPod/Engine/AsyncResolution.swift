@@ -87,10 +87,6 @@ extension PodEngine {
   func resolve<Value: Sendable>(
     _ provider: AsyncProvider<Value>, from caller: Frame?
   ) async throws -> Value {
-    if case .some(let caller) = caller, await !isBuilding(caller) {
-      let current = currentFrame()
-      return try await resolve(provider, from: current === caller ? nil : current)
-    }
     let info = provider.info
     if let entry = cachedEntry(of: info) { return entry.value(as: Value.self) }
     let reporting = isObserved
@@ -112,8 +108,9 @@ extension PodEngine {
     case .cycle(let message):
       fatalError(message)
     case .callerFinished:
-      // Checked just before; the build can only have ended since.
-      return try await resolve(provider, from: nil)
+      // A context kept past its build: resolve as the pod would from here.
+      let current = currentFrame()
+      return try await resolve(provider, from: current === caller ? nil : current)
     case .runInline(let frame, let override):
       return try await runInline(provider, in: frame, override: override, caller: caller)
     case .start(let frame, let override, let waiterID, let waitID):
@@ -125,10 +122,6 @@ extension PodEngine {
         for: unsafeDowncast(build, to: AsyncBuild<Value>.self), waiterID: waiterID,
         waitID: waitID, info: info, caller: caller)
     }
-  }
-
-  private func isBuilding(_ frame: Frame) async -> Bool {
-    state.withLock { _ in frame.isBuilding }
   }
 
   /// Runs the builder with a context of its own, bound to the task so that resolves through

@@ -2,7 +2,8 @@ extension EngineState {
   /// The engine's bookkeeping problems, empty when it is sound: every "built from" link is
   /// counted exactly once on both sides, every cached instance in a clearable scope is a
   /// member of it, families know their members, and no slot is kept without a use.
-  /// Tests call it after operations, in the manner of swift-collections' `_checkInvariants()`.
+  /// Tests check it after operations (`pod.invariantViolations`), in the manner of
+  /// swift-collections' `_checkInvariants()`, reporting problems with `#expect`.
   func invariantViolations() -> [String] {
     var problems: [String] = []
     var expected: [ProviderKey: [ProviderKey: Int]] = [:]
@@ -69,16 +70,6 @@ extension EngineState {
 }
 
 extension Pod {
-  /// Stops the program if the engine's bookkeeping is unsound; see `invariantViolations()`.
-  /// For tests.
-  func checkInvariants(sourceLocation: StaticString = #fileID, line: UInt = #line) {
-    let problems = engine.state.withLock { $0.invariantViolations() }
-    precondition(
-      problems.isEmpty,
-      "ProviderPod engine invariants broken:\n" + problems.joined(separator: "\n"),
-      file: sourceLocation, line: line)
-  }
-
   /// The engine's bookkeeping problems, for tests that report them with `#expect`.
   var invariantViolations: [String] {
     engine.state.withLock { $0.invariantViolations() }
