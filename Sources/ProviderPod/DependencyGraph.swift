@@ -146,26 +146,30 @@ extension String {
 }
 
 extension EngineState {
-  /// The live cached instances and the edges between them. Weak instances found alive are
-  /// added to `held`, for the caller to let go of after the lock: the last reference dropped
-  /// here would run the instance's deinit under the lock.
-  func dependencyGraph(holding held: inout [AnyObject]) -> DependencyGraph {
-    var nodes: [ProviderKey: DependencyGraph.Node] = [:]
-    for (key, slot) in slots {
-      guard let entry = slot.entry else { continue }
+  /// The live instances `pod` caches, the edges between them, and the edges from them to
+  /// the instances of the pods above that they were built from (which appear as nodes too).
+  /// Weak instances found alive are added to `held`, for the caller to let go of after the
+  /// lock: the last reference dropped here would run the instance's deinit under the lock.
+  func dependencyGraph(of pod: PodRecord, holding held: inout [AnyObject]) -> DependencyGraph {
+    func node(_ slot: Slot) -> DependencyGraph.Node? {
+      guard let entry = slot.entry else { return nil }
       if !entry.isStrong {
-        guard let object = unsafeDowncast(entry, to: WeakEntry.self).object else { continue }
+        guard let object = unsafeDowncast(entry, to: WeakEntry.self).object else { return nil }
         held.append(object)
       }
-      nodes[key] = DependencyGraph.Node(provider: entry.provider.name, scope: entry.scope.name)
+      return DependencyGraph.Node(provider: entry.provider.name, scope: entry.scope.name)
     }
+    var nodes: [DependencyGraph.Node] = []
     var edges: [DependencyGraph.Edge] = []
-    for (key, node) in nodes {
-      for dependency in slots[key]!.entry!.dependencies.keys {
-        guard let target = nodes[dependency] else { continue }
-        edges.append(DependencyGraph.Edge(dependent: node, dependency: target))
+    for slot in pod.slots.values where slot.linkTarget == nil {
+      guard let dependent = node(slot) else { continue }
+      nodes.append(dependent)
+      for dependency in slot.entry!.dependencies.values {
+        guard let target = node(dependency) else { continue }
+        if dependency.pod !== pod { nodes.append(target) }
+        edges.append(DependencyGraph.Edge(dependent: dependent, dependency: target))
       }
     }
-    return DependencyGraph(nodes: Array(nodes.values), edges: edges)
+    return DependencyGraph(nodes: nodes, edges: edges)
   }
 }

@@ -14,6 +14,8 @@
 /// nested in the build exactly as if it went through the context.
 public final class Pod: Sendable {
   let engine: PodEngine
+  /// The parent of a child pod, kept alive by its children.
+  public let parent: Pod?
 
   /// Creates a pod.
   ///
@@ -26,13 +28,63 @@ public final class Pod: Sendable {
   ///     same provider, the later one wins, so `baseOverrides + [specific]` works.
   ///   - observer: Told about everything the pod does; see ``PodObserver``.
   public init(overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil) {
-    var initial = EngineState()
-    for override in overrides {
-      initial.overrides[override.record.providerKey] = override.record
-    }
-    engine = PodEngine(state: initial, observer: observer)
+    parent = nil
+    engine = PodEngine(overrides: overrides.map(\.record), observer: observer)
     engine.root = self
-    engine.report(overrides.map { .overridden(provider: $0.record.name) })
+    engine.report(Self.overriddenEvents(overrides, in: engine))
+  }
+
+  /// Creates a child pod: a pod of its own for the given scopes, sharing everything else
+  /// with `parent`.
+  ///
+  /// ```swift
+  /// let window = Pod(parent: appPod, scopes: [SignUpFlowScope()])
+  /// let flow = window.resolve(signUpFlowProvider)   // this window's own flow
+  /// let api = window.resolve(apiProvider)           // the app's API, shared
+  /// ```
+  ///
+  /// A provider is the child's own, built and cached in the child, when the child overrides
+  /// it, when its scope is one of `scopes` or below one in the scope tree, or when its
+  /// instance is built (directly or through others) from one of the child's own. Everything
+  /// else is the parent's: resolving it through the child gives the parent's instance, and
+  /// an instance first built through the child is cached in the parent, for its other
+  /// children too. Nobody lists dependencies by hand: the pod knows what each instance was
+  /// built from.
+  ///
+  /// The parent's overrides apply in the child, unless the child overrides the same
+  /// provider. A discard in the parent (a clear, an override) reaches what the child built
+  /// from the parent's instances; a clear in the child never touches the parent or its other
+  /// children. The child keeps its parent alive, not the other way round: when the child
+  /// goes away, its instances are disposed of and the parent keeps nothing of it. Children
+  /// can have children.
+  ///
+  /// - Parameters:
+  ///   - parent: The pod to share instances and overrides with.
+  ///   - scopes: The scopes this pod keeps instances of its own for, with their descendants.
+  ///   - overrides: Providers to build differently in this pod and its children.
+  ///   - observer: Told about what this pod builds, reuses and discards; an instance built
+  ///     through this pod but cached in the parent is the parent's to report.
+  public init(
+    parent: Pod, scopes: [any ProviderScope] = [], overrides: [ProviderOverride] = [],
+    observer: (any PodObserver)? = nil
+  ) {
+    self.parent = parent
+    // `children` is user code: walk the scope tree before any lock is taken.
+    var owned: Set<ScopeKey> = []
+    for scope in scopes { owned.formUnion(ScopeInfo.ownedSubtree(of: scope)) }
+    engine = PodEngine(
+      parent: parent.engine, ownedScopes: owned, overrides: overrides.map(\.record),
+      observer: observer)
+    engine.root = self
+    engine.report(Self.overriddenEvents(overrides, in: engine))
+  }
+
+  private static func overriddenEvents(
+    _ overrides: [ProviderOverride], in engine: PodEngine
+  ) -> [ReportedEvent] {
+    overrides.map {
+      ReportedEvent(pod: engine.pod, event: .overridden(provider: $0.record.name))
+    }
   }
 
   deinit {

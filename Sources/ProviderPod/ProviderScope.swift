@@ -96,6 +96,17 @@ final class ScopeInfo: Sendable {
     return result
   }
 
+  /// The scopes a child pod given `scope` owns: itself and its descendants, each once.
+  static func ownedSubtree(of scope: any ProviderScope) -> Set<ScopeKey> {
+    var owned: Set<ScopeKey> = []
+    var pending: [any ProviderScope] = [scope]
+    while let next = pending.popLast() {
+      guard owned.insert(ScopeKey(next)).inserted else { continue }
+      pending.append(contentsOf: next.children)
+    }
+    return owned
+  }
+
   struct Visit: Sendable {
     let key: ScopeKey
     let name: String

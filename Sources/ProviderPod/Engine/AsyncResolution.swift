@@ -7,11 +7,14 @@ class AnyAsyncBuild: @unchecked Sendable {
   var task: Task<Void, Never>?
   /// The build's frame while it runs, so that the last caller to leave can abandon it.
   var frame: Frame?
-  /// The entry the build cached, if it did.
+  /// The entry the build cached, if it did, and the slot it is cached in (in a tree of pods,
+  /// perhaps not the one the build was placed in).
   var cachedEntry: CacheEntry?
-  /// For a weak-scope value that is not an object, which is never cached: the providers it
-  /// was built from, which each caller's own build then depends on instead.
-  var uncachedDependencies: [ProviderInfo]?
+  var cachedSlot: Slot?
+  /// For a weak-scope value that is not an object, which is never cached: the slots of what
+  /// it was built from, which each caller's own build then depends on instead, and its own.
+  var uncachedDependencies: [Slot]?
+  var uncachedSlot: Slot?
   var isFinished = false
 
   func takeWaiterID() -> Int {
@@ -27,62 +30,6 @@ final class AsyncBuild<Value: Sendable>: AnyAsyncBuild, @unchecked Sendable {
   var continuations: [Int: CheckedContinuation<Result<Value, any Error>, Never>] = [:]
 }
 
-/// What an async resolve does next, decided under the pod's lock.
-enum AsyncResolveStep: Sendable {
-  case cached(CacheEntry)
-  case cachedObject(UncheckedSendable<AnyObject>)
-  case cycle(String)
-  /// An always-new build: run it in the caller's task.
-  case runInline(Frame, override: OverrideRecord?)
-  /// Start the shared build in this frame, then wait for it like everyone else.
-  case start(Frame, override: OverrideRecord?, waiterID: Int, waitID: Int?)
-  case join(AnyAsyncBuild, waiterID: Int, waitID: Int?)
-  /// The caller's build is over: resolve as the pod would.
-  case callerFinished
-}
-
-extension EngineState {
-  mutating func asyncStep(
-    for provider: ProviderInfo, from caller: Frame?, engineID: ObjectIdentifier,
-    newBuild: AnyAsyncBuild, reporting: Bool, events: inout [PodEvent],
-    released: inout [AnyObject]
-  ) -> AsyncResolveStep {
-    if let caller, !caller.isBuilding { return .callerFinished }
-    // Join a shared build in progress, unless it went stale (see `step`).
-    if let slot = slots[provider.key], slot.entry == nil, let running = slot.build {
-      if let caller, running.isAncestor(ofOrSameAs: caller) {
-        return .cycle(cycleReport(resolving: provider, from: caller, through: running))
-      }
-      if !isStale(running), let build = running.asyncBuild {
-        if let caller, let report = crossThreadCycleReport(waiter: caller, target: running) {
-          return .cycle(report)
-        }
-        return .join(
-          build, waiterID: build.takeWaiterID(), waitID: registerWait(caller, on: running))
-      }
-    }
-    switch step(
-      for: provider, from: caller, engineID: engineID, reporting: reporting, events: &events,
-      released: &released)
-    {
-    case .cached(let entry): return .cached(entry)
-    case .cachedObject(let object): return .cachedObject(object)
-    case .cycle(let report): return .cycle(report)
-    case .build(let frame, let override):
-      guard frame.caches else { return .runInline(frame, override: override) }
-      frame.asyncBuild = newBuild
-      newBuild.frame = frame
-      return .start(
-        frame, override: override, waiterID: newBuild.takeWaiterID(),
-        waitID: registerWait(caller, on: frame))
-    case .callerFinished: return .callerFinished
-    case .wait:
-      // Only a synchronous build is waited for in `step`, and an async provider has none.
-      preconditionFailure("ProviderPod: \(provider.name) is being built synchronously")
-    }
-  }
-}
-
 extension PodEngine {
   func resolve<Value: Sendable>(
     _ provider: AsyncProvider<Value>, from caller: Frame?
@@ -91,12 +38,13 @@ extension PodEngine {
     if let entry = cachedEntry(of: info) { return entry.value(as: Value.self) }
     let reporting = isObserved
     let newBuild = AsyncBuild<Value>()
-    var events: [PodEvent] = []
+    var events: [ReportedEvent] = []
     var released: [AnyObject] = []
+    let pod = self.pod
     let step = state.withLock {
-      $0.asyncStep(
-        for: info, from: caller, engineID: id, newBuild: newBuild, reporting: reporting,
-        events: &events, released: &released)
+      $0.step(
+        for: info, in: pod, from: caller, asyncBuild: newBuild, treeID: treeID,
+        reporting: reporting, events: &events, released: &released)
     }
     withExtendedLifetime(released) {}
     if reporting { report(events) }
@@ -111,13 +59,20 @@ extension PodEngine {
       // A context kept past its build: resolve as the pod would from here.
       let current = currentFrame()
       return try await resolve(provider, from: current === caller ? nil : current)
-    case .runInline(let frame, let override):
-      return try await runInline(provider, in: frame, override: override, caller: caller)
-    case .start(let frame, let override, let waiterID, let waitID):
+    case .wait:
+      // Only a synchronous build is waited for, and an async provider has none.
+      preconditionFailure("ProviderPod: \(provider.name) is being built synchronously")
+    case .build(let frame, let override):
+      guard frame.caches else {
+        return try await runInline(provider, in: frame, override: override, caller: caller)
+      }
+      let (waiterID, waitID) = state.withLock {
+        (newBuild.takeWaiterID(), $0.registerWait(caller, on: frame))
+      }
       startBuild(provider, in: frame, override: override, build: newBuild)
       return try await wait(
         for: newBuild, waiterID: waiterID, waitID: waitID, info: info, caller: caller)
-    case .join(let build, let waiterID, let waitID):
+    case .joinAsync(let build, let waiterID, let waitID):
       return try await wait(
         for: unsafeDowncast(build, to: AsyncBuild<Value>.self), waiterID: waiterID,
         waitID: waitID, info: info, caller: caller)
@@ -152,7 +107,7 @@ extension PodEngine {
     var frame = frame
     let result = await runBuilder(provider, in: frame, override: override)
     let reporting = isObserved
-    var events: [PodEvent] = []
+    var events: [ReportedEvent] = []
     var released: [AnyObject] = []
     _ = state.withLock {
       $0.finish(
@@ -177,19 +132,26 @@ extension PodEngine {
         makeEntry(caching: $0, in: frame, override: override, onDiscard: provider.onDiscard)
       }
       let reporting = isObserved
-      var events: [PodEvent] = []
+      var events: [ReportedEvent] = []
       var released: [AnyObject] = []
       let (continuations, unwanted) = state.withLock { state in
         // A failed build caches nothing; a stale one is not cached either, though its
         // waiters still get its result.
         if case .failure = result { frame.invalidate() }
-        let key = frame.key
-        let keepsDependencies = entry == nil && !state.isStale(frame) && state.isAlive
-        if keepsDependencies { build.uncachedDependencies = frame.dependencies.values.map(\.info) }
+        let slot = frame.slot.unsafelyUnwrapped
+        let home = EngineState.home(placedIn: slot, builtFrom: frame.dependencies)
+        let keepsDependencies = entry == nil && !state.isStale(frame) && slot.pod.isAlive
+        if keepsDependencies {
+          build.uncachedDependencies = Array(frame.dependencies.values)
+          build.uncachedSlot = slot
+        }
         _ = state.finish(
           &frame, entry: entry, caller: nil, reporting: reporting, events: &events,
           released: &released)
-        if let entry, state.slots[key]?.entry === entry { build.cachedEntry = entry }
+        if let entry, let cached = home.slots[slot.key], cached.entry === entry {
+          build.cachedEntry = entry
+          build.cachedSlot = cached
+        }
         build.frame = nil
         build.result = result
         build.isFinished = true
@@ -251,13 +213,16 @@ extension PodEngine {
       else { return }
       // Record the dependency only if the instance is still the cached one; otherwise the
       // caller holds something the pod no longer keeps, and must not be cached itself.
-      if let entry = build.cachedEntry, let slot = state.slots[info.key], slot.entry === entry {
+      if let entry = build.cachedEntry, let slot = build.cachedSlot, slot.entry === entry,
+        slot.pod.slots[slot.key] === slot
+      {
         state.recordDependency(on: slot, from: caller)
-      } else if let dependencies = build.uncachedDependencies {
+      } else if let dependencies = build.uncachedDependencies, let own = build.uncachedSlot {
         for dependency in dependencies {
-          state.recordDependency(on: state.slot(for: dependency), from: caller)
+          state.recordDependency(
+            on: state.slot(for: dependency.info, in: dependency.pod), from: caller)
         }
-        state.recordDependency(on: state.slot(for: info), from: caller)
+        state.recordDependency(on: state.slot(for: own.info, in: own.pod), from: caller)
       } else {
         owner.invalidate()
       }

@@ -44,20 +44,28 @@ enum CurrentFrame {
     return body()
   }
 
-  /// The innermost build of the engine `engineID` on this thread, else the one bound to this
-  /// task. Whether it is still running is for the engine to check, under its lock.
-  static func innermost(in engineID: ObjectIdentifier) -> Frame? {
+  /// The innermost build on this thread, else the one bound to this task, that a resolve
+  /// through `pod` is nested in: one of the same tree of pods, resolving through `pod` or a pod
+  /// below it (whose instances may be built from `pod`'s). Whether it is still running is for
+  /// the engine to check, under its lock.
+  static func innermost(in treeID: ObjectIdentifier, for pod: PodRecord) -> Frame? {
     var next = threadTop
     while let frame = next {
-      if frame.engineID == engineID { return frame }
+      if frame.treeID == treeID, pod.isAncestor(ofOrSameAs: frame.pod.unsafelyUnwrapped) {
+        return frame
+      }
       next = frame.threadPrevious
     }
-    if let frame = task, frame.engineID == engineID { return frame }
+    if let frame = task, frame.treeID == treeID, let framePod = frame.pod,
+      pod.isAncestor(ofOrSameAs: framePod)
+    {
+      return frame
+    }
     return nil
   }
 
-  /// Whether this thread or task is inside any build of the engine.
-  static func isInsideBuild(of engineID: ObjectIdentifier) -> Bool {
-    innermost(in: engineID) != nil
+  /// Whether this thread or task is inside a build that a resolve through `pod` is nested in.
+  static func isInsideBuild(of treeID: ObjectIdentifier, for pod: PodRecord) -> Bool {
+    innermost(in: treeID, for: pod) != nil
   }
 }

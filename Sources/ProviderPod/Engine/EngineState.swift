@@ -1,28 +1,24 @@
-/// Everything a pod knows, guarded by one lock. Every method here runs under that lock and
-/// never calls user code: values and records it lets go of are handed back in `released`, to
-/// be dropped once the lock is released (dropping one can run a deinit, which may resolve).
+/// Everything a tree of pods knows, guarded by one lock: each pod's tables (in its
+/// ``PodRecord``) and what builds share across the tree. Every method here runs under that
+/// lock and never calls user code: values and records it lets go of are handed back in
+/// `released`, to be dropped once the lock is released (dropping one can run a deinit, which
+/// may resolve).
 struct EngineState {
-  /// Per provider: its cached instance, build in progress, and what was built from it.
-  var slots: [ProviderKey: Slot] = [:]
-  /// Overrides by provider key, and family overrides by family key.
-  var overrides: [ProviderKey: OverrideRecord] = [:]
-  /// For each scope that can be cleared, the providers with an instance cached in it.
-  var scopeMembers: [ScopeKey: Set<ProviderKey>] = [:]
-  /// For each family, its members that have a slot.
-  var familySlots: [ProviderKey: Set<ProviderKey>] = [:]
-  /// How often each scope has been cleared: a build that began before a clear of its scope
-  /// is stale, without the clear having to find every running build.
-  var scopeEpochs: [ScopeKey: Int] = [:]
-  /// Builds whose builder is running, on any thread. While there are none, a resolve through
-  /// the pod cannot be nested in one, and the cached fast path need not look.
+  /// The tree's root pod.
+  let root: PodRecord
+  /// Builds whose builder is running, on any thread, in any pod of the tree. While there are
+  /// none, a resolve through a pod cannot be nested in one, and the cached fast path need not
+  /// look.
   var runningBuilds = 0
   /// Threads blocked on another thread's build, from inside a build of their own.
   var waits: [Int: Wait] = [:]
   var nextWaitID = 0
   /// Frames no build uses any more, kept for reuse.
   var spareFrames: [Frame] = []
-  /// False once the pod is gone: builds still running then cache nothing.
-  var isAlive = true
+
+  init(root: PodRecord) {
+    self.root = root
+  }
 
   struct Wait {
     let waiter: Frame
@@ -32,66 +28,86 @@ struct EngineState {
   /// What a change leaves for the pod to do once the lock is released: events to report, then
   /// `onDiscard` hooks to run, dependents before what they were built from.
   struct Aftermath {
-    var events: [PodEvent] = []
+    var events: [ReportedEvent] = []
     var disposals: [CacheEntry] = []
     var released: [AnyObject] = []
   }
 
   // MARK: Slots
 
-  mutating func slot(for info: ProviderInfo) -> Slot {
-    if let slot = slots[info.key] { return slot }
-    let slot = Slot(info)
-    slots[info.key] = slot
-    if let family = info.family { familySlots[family.key, default: []].insert(info.key) }
+  mutating func slot(for info: ProviderInfo, in pod: PodRecord) -> Slot {
+    if let slot = pod.slots[info.key] { return slot }
+    let slot = Slot(info, in: pod)
+    pod.slots[info.key] = slot
+    if let family = info.family { pod.familySlots[family.key, default: []].insert(info.key) }
     return slot
   }
 
   /// Drops the slot once nothing is cached, built or recorded in it.
   mutating func pruneIfUnused(_ slot: Slot, released: inout [AnyObject]) {
-    guard slot.isUnused, slots[slot.key] === slot else { return }
-    slots[slot.key] = nil
+    let pod = slot.pod
+    guard slot.isUnused, pod.slots[slot.key] === slot else { return }
+    pod.slots[slot.key] = nil
     if let family = slot.info.family {
-      familySlots[family.key]?.remove(slot.key)
-      if familySlots[family.key]?.isEmpty == true { familySlots[family.key] = nil }
+      pod.familySlots[family.key]?.remove(slot.key)
+      if pod.familySlots[family.key]?.isEmpty == true { pod.familySlots[family.key] = nil }
     }
     released.append(slot)
   }
 
   /// Records that whatever `caller` is building depends on `slot`'s provider.
   mutating func recordDependency(on slot: Slot, from caller: Frame?) {
-    guard let owner = caller?.owner else { return }
-    if owner.dependencies.updateValue(slot, forKey: slot.key) == nil {
-      slot.dependents[owner.key, default: 0] += 1
+    guard let owner = caller?.owner, let dependent = owner.slot else { return }
+    if owner.dependencies.updateValue(slot, forKey: slot.id) == nil {
+      addDependent(dependent, on: slot)
+    }
+  }
+
+  func addDependent(_ dependent: Slot, on slot: Slot) {
+    slot.dependents[dependent.id, default: Slot.Dependent(slot: dependent, count: 0)].count += 1
+  }
+
+  /// Forgets one "built from" link of `dependent` on `slot`.
+  mutating func dropDependent(_ dependent: Slot, on slot: Slot, released: inout [AnyObject]) {
+    guard let count = slot.dependents[dependent.id]?.count else { return }
+    if count > 1 {
+      slot.dependents[dependent.id]!.count = count - 1
+    } else {
+      slot.dependents[dependent.id] = nil
+      pruneIfUnused(slot, released: &released)
     }
   }
 
   /// Forgets that `dependent` was built from each of `dependencies`.
   mutating func dropDependent(
-    _ dependent: ProviderKey, from dependencies: [ProviderKey: Slot],
-    released: inout [AnyObject]
+    _ dependent: Slot, from dependencies: [ObjectIdentifier: Slot], released: inout [AnyObject]
   ) {
-    for slot in dependencies.values {
-      guard let count = slot.dependents[dependent] else { continue }
-      if count > 1 {
-        slot.dependents[dependent] = count - 1
-      } else {
-        slot.dependents[dependent] = nil
-        pruneIfUnused(slot, released: &released)
-      }
-    }
+    for slot in dependencies.values { dropDependent(dependent, on: slot, released: &released) }
   }
 
-  /// Takes the slot's cached instance out, with its bookkeeping; the slot itself is left for
-  /// the caller to prune.
+  /// Takes the slot's cached instance out, with its bookkeeping, and drops the links other
+  /// pods keep to it; the slot itself is left for the caller to prune. Returns the instance
+  /// if the slot owned it (a link owns nothing).
   mutating func removeEntry(of slot: Slot, released: inout [AnyObject]) -> CacheEntry? {
     guard let entry = slot.entry else { return nil }
     slot.entry = nil
-    if entry.scope.kind != .singleton {
-      scopeMembers[entry.scope.key]?.remove(slot.key)
-      if scopeMembers[entry.scope.key]?.isEmpty == true { scopeMembers[entry.scope.key] = nil }
+    if let target = slot.linkTarget {
+      slot.linkTarget = nil
+      dropDependent(slot, on: target, released: &released)
+      return nil
     }
-    dropDependent(slot.key, from: entry.dependencies, released: &released)
+    let pod = slot.pod
+    if entry.scope.kind != .singleton {
+      pod.scopeMembers[entry.scope.key]?.remove(slot.key)
+      if pod.scopeMembers[entry.scope.key]?.isEmpty == true {
+        pod.scopeMembers[entry.scope.key] = nil
+      }
+    }
+    dropDependent(slot, from: entry.dependencies, released: &released)
+    for dependent in slot.dependents.values where dependent.slot.linkTarget === slot {
+      _ = removeEntry(of: dependent.slot, released: &released)
+      pruneIfUnused(dependent.slot, released: &released)
+    }
     released.append(entry)
     return entry
   }
@@ -100,87 +116,94 @@ struct EngineState {
   /// scope was cleared after it began.
   func isStale(_ frame: Frame) -> Bool {
     if frame.phase != .running { return true }
-    guard let scope = frame.clearableScope else { return false }
-    return (scopeEpochs[scope] ?? 0) != frame.scopeEpoch
+    guard let scope = frame.clearableScope, let pod = frame.slot?.pod else { return false }
+    return (pod.scopeEpochs[scope] ?? 0) != frame.scopeEpoch
   }
 
   // MARK: Discarding
 
-  /// Discards the instances of `keys` (if cached), invalidates their builds in progress (if
-  /// any), and cascades to everything built from them, wherever it is cached. Costs what it
-  /// discards: each step follows the recorded "built from" links.
-  mutating func discard(
-    _ keys: [ProviderKey], reason: DiscardReason, into after: inout Aftermath
-  ) {
-    guard !keys.isEmpty else { return }
-    var pending = keys.map { ($0, reason) }
-    var seen = Set(keys)
-    var removed: [CacheEntry] = []
-    var visited: [Slot] = []
+  /// Discards the instances of `slots` (if cached), invalidates their builds in progress (if
+  /// any), and cascades to everything built from them, wherever it is cached, in whichever
+  /// pod. Costs what it discards: each step follows the recorded "built from" links.
+  mutating func discard(_ slots: [Slot], reason: DiscardReason, into after: inout Aftermath) {
+    guard !slots.isEmpty else { return }
+    var pending = slots.map { ($0, reason) }
+    var seen = Set(slots.map(\.id))
+    var removed: [(slot: Slot, entry: CacheEntry)] = []
     var index = 0
     // Breadth first, so events read from the cause outwards.
     while index < pending.count {
-      let (key, reason) = pending[index]
+      let (slot, reason) = pending[index]
       index += 1
-      guard let slot = slots[key] else { continue }
       slot.build?.invalidate()
       if let entry = removeEntry(of: slot, released: &after.released) {
-        removed.append(entry)
+        removed.append((slot, entry))
         after.events.append(
-          .discarded(provider: entry.provider.name, scope: entry.scope.name, reason: reason))
+          ReportedEvent(
+            pod: slot.pod,
+            event: .discarded(
+              provider: entry.provider.name, scope: entry.scope.name, reason: reason)))
       }
-      for dependent in slot.dependents.keys where seen.insert(dependent).inserted {
-        pending.append((dependent, .dependencyDiscarded))
+      for dependent in slot.dependents.values where seen.insert(dependent.slot.id).inserted {
+        pending.append((dependent.slot, .dependencyDiscarded))
       }
-      visited.append(slot)
     }
-    for slot in visited { pruneIfUnused(slot, released: &after.released) }
-    if removed.contains(where: \.hasDisposal) {
+    for (slot, _) in pending { pruneIfUnused(slot, released: &after.released) }
+    if removed.contains(where: \.entry.hasDisposal) {
       after.disposals.append(contentsOf: Self.dependentsFirst(removed).filter(\.hasDisposal))
     }
   }
 
-  /// Removes every cached instance, for the pod going away. Returns them all (to be released
-  /// after the lock) and those with hooks, dependents first.
-  mutating func discardAll() -> (released: [AnyObject], disposals: [CacheEntry]) {
-    isAlive = false
-    var removed: [CacheEntry] = []
+  /// Removes every instance a pod caches, for the pod going away: what its parent keeps of
+  /// it (links, "built from" counts) goes too. Returns what to release after the lock, and
+  /// the instances with hooks, dependents first.
+  mutating func release(_ pod: PodRecord) -> (released: [AnyObject], disposals: [CacheEntry]) {
+    pod.isAlive = false
+    pod.parent?.children[pod.id] = nil
+    var removed: [(slot: Slot, entry: CacheEntry)] = []
     var released: [AnyObject] = []
-    for slot in slots.values {
+    for slot in pod.slots.values {
       slot.build?.invalidate()
-      if let entry = slot.entry { removed.append(entry) }
-      slot.entry = nil
+      if let entry = removeEntry(of: slot, released: &released) { removed.append((slot, entry)) }
+    }
+    for slot in pod.slots.values {
+      slot.dependents = [:]
       released.append(slot)
     }
-    slots = [:]
-    scopeMembers = [:]
-    familySlots = [:]
-    released.append(contentsOf: removed)
-    released.append(contentsOf: spareFrames)
-    spareFrames = []
-    guard removed.contains(where: \.hasDisposal) else { return (released, []) }
+    pod.slots = [:]
+    pod.scopeMembers = [:]
+    pod.familySlots = [:]
+    released.append(contentsOf: pod.overrides.values.map { $0 as AnyObject })
+    pod.overrides = [:]
+    if pod.parent == nil {
+      released.append(contentsOf: spareFrames)
+      spareFrames = []
+    }
+    guard removed.contains(where: \.entry.hasDisposal) else { return (released, []) }
     return (released, Self.dependentsFirst(removed).filter(\.hasDisposal))
   }
 
-  /// `entries` ordered so that every instance comes before those it was built from: a
-  /// post-order walk along "built from", reversed. An explicit stack, since chains can be
-  /// deeper than the call stack allows.
-  static func dependentsFirst(_ entries: [CacheEntry]) -> [CacheEntry] {
-    var byKey: [ProviderKey: CacheEntry] = [:]
-    for entry in entries { byKey[entry.provider.key] = entry }
+  /// The removed instances ordered so that every instance comes before those it was built
+  /// from: a post-order walk along "built from", reversed. An explicit stack, since chains can
+  /// be deeper than the call stack allows. Each instance comes with the slot it was cached in,
+  /// which is how "built from" names it.
+  static func dependentsFirst(_ removed: [(slot: Slot, entry: CacheEntry)]) -> [CacheEntry] {
+    var bySlot: [ObjectIdentifier: CacheEntry] = [:]
+    for (slot, entry) in removed { bySlot[slot.id] = entry }
     var order: [CacheEntry] = []
-    var visited: Set<ProviderKey> = []
-    for root in entries where !visited.contains(root.provider.key) {
-      var stack: [(entry: CacheEntry, expanded: Bool)] = [(root, false)]
-      while let (entry, expanded) = stack.popLast() {
+    var visited: Set<ObjectIdentifier> = []
+    for (root, _) in removed where !visited.contains(root.id) {
+      var stack: [(slot: ObjectIdentifier, expanded: Bool)] = [(root.id, false)]
+      while let (slot, expanded) = stack.popLast() {
+        guard let entry = bySlot[slot] else { continue }
         if expanded {
           order.append(entry)
           continue
         }
-        guard visited.insert(entry.provider.key).inserted else { continue }
-        stack.append((entry, true))
+        guard visited.insert(slot).inserted else { continue }
+        stack.append((slot, true))
         for dependency in entry.dependencies.keys where !visited.contains(dependency) {
-          if let next = byKey[dependency] { stack.append((next, false)) }
+          stack.append((dependency, false))
         }
       }
     }
@@ -189,61 +212,107 @@ struct EngineState {
 
   // MARK: Scopes, families and overrides
 
-  /// Discards every instance cached in the given scopes; builds running in them go stale.
-  mutating func clear(scopes: [ScopeInfo.Visit], into after: inout Aftermath) {
-    var members: [ProviderKey] = []
+  /// Discards every instance cached in the given scopes by `pod` and by the pods below it
+  /// that do not own the scope; builds running in them go stale.
+  mutating func clear(scopes: [ScopeInfo.Visit], in pod: PodRecord, into after: inout Aftermath) {
+    var members: [Slot] = []
     for scope in scopes {
-      scopeEpochs[scope.key, default: 0] += 1
-      members.append(contentsOf: scopeMembers[scope.key] ?? [])
+      var pending = [pod]
+      while let next = pending.popLast() {
+        if next !== pod, next.ownedScopes.contains(scope.key) { continue }
+        next.scopeEpochs[scope.key, default: 0] += 1
+        for key in next.scopeMembers[scope.key] ?? [] {
+          if let slot = next.slots[key] { members.append(slot) }
+        }
+        pending.append(contentsOf: next.children.values.map(\.record))
+      }
     }
     discard(members, reason: .scopeCleared, into: &after)
   }
 
-  /// Every member of `family` the pod knows: cached, being built, or built from.
-  func members(of family: FamilyInfo) -> [ProviderKey] {
-    Array(familySlots[family.key] ?? [])
+  /// The slots of every member of `family` that `pod` knows: cached, being built, or built
+  /// from.
+  func members(of family: FamilyInfo, in pod: PodRecord) -> [Slot] {
+    (pod.familySlots[family.key] ?? []).compactMap { pod.slots[$0] }
   }
 
-  /// The keys an override of `record`'s provider, or of every member of its family, affects.
-  private func keys(overriddenBy record: OverrideRecord) -> [ProviderKey] {
-    if let family = record.family { return members(of: family) }
-    return [record.providerKey]
+  /// The slots an override of `record`'s provider (or of every member of its family) in
+  /// `pod` affects: the provider's own in `pod` and in the pods below that do not override it
+  /// themselves, and what those pods share from above that was built from it, since they
+  /// now build it differently.
+  private func slots(overriddenBy record: OverrideRecord, in pod: PodRecord) -> [Slot] {
+    func own(in pod: PodRecord) -> [Slot] {
+      if let family = record.family { return members(of: family, in: pod) }
+      return pod.slots[record.providerKey].map { [$0] } ?? []
+    }
+    var result: [Slot] = []
+    var pending = [pod]
+    while let next = pending.popLast() {
+      if next !== pod, next.overrides[record.providerKey] != nil { continue }
+      result.append(contentsOf: own(in: next))
+      pending.append(contentsOf: next.children.values.map(\.record))
+    }
+    guard pod.parent != nil else { return result }
+    // Follow "built from" out of the ancestors' instances, keeping what lives in this pod or
+    // below; other pods' instances are left alone.
+    var frontier: [Slot] = []
+    var ancestor = pod.parent
+    while let next = ancestor {
+      frontier.append(contentsOf: own(in: next))
+      ancestor = next.parent
+    }
+    var seen = Set(frontier.map(\.id))
+    while let slot = frontier.popLast() {
+      for dependent in slot.dependents.values where seen.insert(dependent.slot.id).inserted {
+        let owner = dependent.slot.pod
+        if pod.isAncestor(ofOrSameAs: owner) {
+          result.append(dependent.slot)
+        } else if owner.isAncestor(ofOrSameAs: pod) {
+          frontier.append(dependent.slot)
+        }
+      }
+    }
+    return result
   }
 
-  mutating func install(_ record: OverrideRecord, into after: inout Aftermath) {
-    if let replaced = overrides.updateValue(record, forKey: record.providerKey) {
+  mutating func install(
+    _ record: OverrideRecord, in pod: PodRecord, into after: inout Aftermath
+  ) {
+    if let replaced = pod.overrides.updateValue(record, forKey: record.providerKey) {
       after.released.append(replaced)
     }
-    after.events.append(.overridden(provider: record.name))
-    discard(keys(overriddenBy: record), reason: .overrideChanged, into: &after)
+    after.events.append(ReportedEvent(pod: pod, event: .overridden(provider: record.name)))
+    discard(slots(overriddenBy: record, in: pod), reason: .overrideChanged, into: &after)
   }
 
-  mutating func removeOverride(_ key: ProviderKey, into after: inout Aftermath) {
-    guard let record = overrides.removeValue(forKey: key) else { return }
+  mutating func removeOverride(
+    _ key: ProviderKey, in pod: PodRecord, into after: inout Aftermath
+  ) {
+    guard let record = pod.overrides.removeValue(forKey: key) else { return }
     after.released.append(record)
-    after.events.append(.overridden(provider: record.name))
-    discard(keys(overriddenBy: record), reason: .overrideChanged, into: &after)
-  }
-
-  /// The override that applies to `provider`: its own, else its family's.
-  func override(for provider: ProviderInfo) -> OverrideRecord? {
-    if overrides.isEmpty { return nil }
-    if let own = overrides[provider.key] { return own }
-    if let family = provider.family { return overrides[family.key] }
-    return nil
+    after.events.append(ReportedEvent(pod: pod, event: .overridden(provider: record.name)))
+    discard(slots(overriddenBy: record, in: pod), reason: .overrideChanged, into: &after)
   }
 
   /// Reports dependencies that will be cleared more often than the instance built from them.
-  func captiveDependencies(of entry: CacheEntry, events: inout [PodEvent]) {
+  func captiveDependencies(of entry: CacheEntry, in pod: PodRecord, events: inout [ReportedEvent]) {
     guard entry.scope.kind == .singleton || entry.scope.kind == .custom else { return }
     for slot in entry.dependencies.values {
       guard let dependency = slot.entry, dependency.scope.kind == .custom,
         !dependency.scope.subtree.contains(entry.scope.key)
       else { continue }
       events.append(
-        .captiveDependency(
-          holder: entry.provider.name, holderScope: entry.scope.name,
-          dependency: dependency.provider.name, dependencyScope: dependency.scope.name))
+        ReportedEvent(
+          pod: pod,
+          event: .captiveDependency(
+            holder: entry.provider.name, holderScope: entry.scope.name,
+            dependency: dependency.provider.name, dependencyScope: dependency.scope.name)))
     }
   }
+}
+
+/// An event and the pod that reports it: in a tree of pods, each reports what it caches.
+struct ReportedEvent {
+  let pod: PodRecord
+  let event: PodEvent
 }

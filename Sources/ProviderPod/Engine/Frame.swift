@@ -23,13 +23,17 @@ final class Frame: @unchecked Sendable {
     case finished
   }
 
-  /// The engine the frame belongs to, for finding a thread's frame of a given pod.
-  let engineID: ObjectIdentifier
+  /// The tree of pods the frame belongs to, for finding a thread's frame of a given pod.
+  let treeID: ObjectIdentifier
   private(set) var phase = Phase.idle
   private(set) var info: ProviderInfo?
   private(set) var scope: ScopeInfo?
-  /// The provider's slot, for a build whose result is cached; nil for an always-new build.
+  /// For a build whose result is cached, the slot it was placed in (where others join it);
+  /// nil for an always-new build.
   private(set) var slot: Slot?
+  /// The pod the build resolves through: its overrides and shared instances are what the
+  /// builder sees.
+  private(set) var pod: PodRecord?
   /// The frame whose builder asked for this one, in the same pod.
   private(set) var parent: Frame?
   /// How many frames are above this one: cycle checks compare depths instead of walking.
@@ -40,7 +44,7 @@ final class Frame: @unchecked Sendable {
   /// The scope's clear count when the build began: a clear while it runs makes it stale.
   private(set) var scopeEpoch = 0
   /// The providers this build resolved, each counted once in their slot's `dependents`.
-  var dependencies: [ProviderKey: Slot] = [:]
+  var dependencies: [ObjectIdentifier: Slot] = [:]
   /// Created by the first thread that waits for this build; left by the builder when done.
   var waiters: DispatchGroup?
   /// For an async build: its task and the callers waiting for it.
@@ -48,8 +52,8 @@ final class Frame: @unchecked Sendable {
   /// The frame this one was pushed over on its thread (see `CurrentFrame`).
   unowned(unsafe) var threadPrevious: Frame?
 
-  init(engineID: ObjectIdentifier) {
-    self.engineID = engineID
+  init(treeID: ObjectIdentifier) {
+    self.treeID = treeID
   }
 
   var key: ProviderKey { info.unsafelyUnwrapped.key }
@@ -62,11 +66,13 @@ final class Frame: @unchecked Sendable {
   var isBuilding: Bool { phase == .running || phase == .invalidated }
 
   func begin(
-    info: ProviderInfo, scope: ScopeInfo, slot: Slot?, parent: Frame?, scopeEpoch: Int
+    info: ProviderInfo, scope: ScopeInfo, slot: Slot?, pod: PodRecord, parent: Frame?,
+    scopeEpoch: Int
   ) {
     self.info = info
     self.scope = scope
     self.slot = slot
+    self.pod = pod
     self.scopeEpoch = scopeEpoch
     caches = slot != nil
     clearableScope = caches && scope.kind != .singleton ? scope.key : nil
@@ -93,6 +99,7 @@ final class Frame: @unchecked Sendable {
     phase = .idle
     info = nil
     scope = nil
+    pod = nil
     if caches {
       slot = nil
       caches = false

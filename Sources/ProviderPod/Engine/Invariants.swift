@@ -1,63 +1,89 @@
 extension EngineState {
   /// The engine's bookkeeping problems, empty when it is sound: every "built from" link is
-  /// counted exactly once on both sides, every cached instance in a clearable scope is a
-  /// member of it, families know their members, and no slot is kept without a use.
-  /// Tests check it after operations (`pod.invariantViolations`), in the manner of
-  /// swift-collections' `_checkInvariants()`, reporting problems with `#expect`.
+  /// counted exactly once on both sides, in whichever pods of the tree its ends are; every
+  /// link to a shared instance points at an ancestor's live instance; every cached instance in
+  /// a clearable scope is a member of it; families know their members; no slot is kept
+  /// without a use. Tests check it after operations (`pod.invariantViolations`), in the
+  /// manner of swift-collections' `_checkInvariants()`, reporting problems with `#expect`.
   func invariantViolations() -> [String] {
     var problems: [String] = []
-    var expected: [ProviderKey: [ProviderKey: Int]] = [:]
+    var expected: [ObjectIdentifier: [ObjectIdentifier: Int]] = [:]
     var running = 0
-    for (key, slot) in slots {
-      let name = slot.info.name
-      if slot.key != key { problems.append("\(name): slot filed under another key") }
-      if slot.isUnused { problems.append("\(name): slot kept with nothing in it") }
-      if let family = slot.info.family, familySlots[family.key]?.contains(key) != true {
-        problems.append("\(name): missing from its family's members")
+    let pods = root.isAlive ? root.subtree : []
+    func checkDependencies(
+      of dependent: Slot, _ dependencies: [ObjectIdentifier: Slot], doing: String
+    ) {
+      for (id, dependency) in dependencies {
+        let name = dependent.info.name
+        if id != dependency.id { problems.append("\(name): dependency filed under another id") }
+        if dependency.pod.slots[dependency.key] !== dependency {
+          problems.append("\(name): \(doing) \(dependency.info.name), which has no slot")
+        }
+        if !dependency.pod.isAncestor(ofOrSameAs: dependent.pod) {
+          problems.append("\(name): \(doing) \(dependency.info.name) of a pod not above it")
+        }
+        expected[dependency.id, default: [:]][dependent.id, default: 0] += 1
       }
-      if let entry = slot.entry {
-        for (dependency, dependencySlot) in entry.dependencies {
-          if slots[dependency] !== dependencySlot {
-            problems.append("\(name): built from \(dependencySlot.info.name), which has no slot")
+    }
+    for pod in pods {
+      if !pod.isAlive { problems.append("a released pod is still in the tree") }
+      for child in pod.children.values where child.record.parent !== pod {
+        problems.append("a child pod listed under another parent")
+      }
+      for (key, slot) in pod.slots {
+        let name = slot.info.name
+        if slot.key != key { problems.append("\(name): slot filed under another key") }
+        if slot.pod !== pod { problems.append("\(name): slot filed in another pod") }
+        if slot.isUnused { problems.append("\(name): slot kept with nothing in it") }
+        if let family = slot.info.family, pod.familySlots[family.key]?.contains(key) != true {
+          problems.append("\(name): missing from its family's members")
+        }
+        if let target = slot.linkTarget {
+          if slot.entry == nil || target.entry !== slot.entry {
+            problems.append("\(name): link to an instance its owner no longer has")
           }
-          expected[dependency, default: [:]][key, default: 0] += 1
-        }
-        let scope = entry.scope
-        if scope.kind != .singleton, scopeMembers[scope.key]?.contains(key) != true {
-          problems.append("\(name): cached in \(scope.name) but not a member of it")
-        }
-      }
-      if let build = slot.build, build.isBuilding {
-        running += 1
-        for (dependency, dependencySlot) in build.dependencies {
-          if slots[dependency] !== dependencySlot {
-            problems.append("\(name): building from \(dependencySlot.info.name), which has no slot")
+          if target.pod === pod || !target.pod.isAncestor(ofOrSameAs: pod) {
+            problems.append("\(name): link to a pod not above it")
           }
-          expected[dependency, default: [:]][key, default: 0] += 1
+          expected[target.id, default: [:]][slot.id, default: 0] += 1
+        } else if let entry = slot.entry {
+          checkDependencies(of: slot, entry.dependencies, doing: "built from")
+          let scope = entry.scope
+          if scope.kind != .singleton, pod.scopeMembers[scope.key]?.contains(key) != true {
+            problems.append("\(name): cached in \(scope.name) but not a member of it")
+          }
+        }
+        if let build = slot.build, build.isBuilding {
+          running += 1
+          checkDependencies(of: slot, build.dependencies, doing: "building from")
+        }
+      }
+      for (scope, members) in pod.scopeMembers {
+        if members.isEmpty { problems.append("empty membership kept for a scope") }
+        for key in members
+        where pod.slots[key]?.entry?.scope.key != scope || pod.slots[key]?.linkTarget != nil {
+          problems.append("\(key.address): member of a scope it is not cached in")
+        }
+      }
+      for (family, members) in pod.familySlots {
+        if members.isEmpty { problems.append("empty member list kept for a family") }
+        for key in members where pod.slots[key]?.info.family?.key != family {
+          problems.append("\(key.address): listed as a family member without a slot")
         }
       }
     }
-    for (key, slot) in slots {
-      let wanted = expected[key] ?? [:]
-      // A stale build that is no longer its slot's newest still holds counts until it ends,
-      // so counts may exceed what is found here only while builds run.
-      for (dependent, count) in wanted where (slot.dependents[dependent] ?? 0) < count {
-        problems.append("\(slot.info.name): dependent count for \(dependent) too low")
-      }
-      if runningBuilds == 0 && slot.dependents != wanted {
-        problems.append("\(slot.info.name): dependents \(slot.dependents) but found \(wanted)")
-      }
-    }
-    for (scope, members) in scopeMembers {
-      if members.isEmpty { problems.append("empty membership kept for a scope") }
-      for key in members where slots[key]?.entry?.scope.key != scope {
-        problems.append("\(key.address): member of a scope it is not cached in")
-      }
-    }
-    for (family, members) in familySlots {
-      if members.isEmpty { problems.append("empty member list kept for a family") }
-      for key in members where slots[key]?.info.family?.key != family {
-        problems.append("\(key.address): listed as a family member without a slot")
+    for pod in pods {
+      for slot in pod.slots.values {
+        let wanted = expected[slot.id] ?? [:]
+        let counts = slot.dependents.mapValues(\.count)
+        // A stale build that is no longer its slot's newest still holds counts until it ends,
+        // so counts may exceed what is found here only while builds run.
+        for (dependent, count) in wanted where (counts[dependent] ?? 0) < count {
+          problems.append("\(slot.info.name): dependent count too low")
+        }
+        if runningBuilds == 0 && counts != wanted {
+          problems.append("\(slot.info.name): dependents \(counts) but found \(wanted)")
+        }
       }
     }
     if runningBuilds < running { problems.append("running builds undercounted") }
@@ -70,14 +96,22 @@ extension EngineState {
 }
 
 extension Pod {
-  /// The engine's bookkeeping problems, for tests that report them with `#expect`.
+  /// The engine's bookkeeping problems, for tests that report them with `#expect`. Covers the
+  /// whole tree of pods this one belongs to.
   var invariantViolations: [String] {
     engine.state.withLock { $0.invariantViolations() }
   }
 
-  /// How many providers the engine keeps a slot for, for tests of what a pod retains.
+  /// How many providers this pod keeps a slot for, for tests of what a pod retains.
   var slotCount: Int {
-    engine.state.withLock { $0.slots.count }
+    let pod = engine.pod
+    return engine.state.withLock { _ in pod.slots.count }
+  }
+
+  /// How many child pods this pod has alive, for tests that children leave nothing behind.
+  var childCount: Int {
+    let pod = engine.pod
+    return engine.state.withLock { _ in pod.children.count }
   }
 }
 

@@ -1,27 +1,51 @@
-/// What a pod is made of: its state behind one lock, and its observer. The public ``Pod`` and
-/// the ``BuildContext`` its builders receive both drive the same engine; a context keeps the
-/// engine alive, never the pod.
+/// What a pod is made of: its tables (its record in its tree's state, behind the tree's one
+/// lock) and its observer. The public ``Pod`` and the ``BuildContext`` its builders receive
+/// both drive the same engine; a context keeps the engine alive, never the pod.
 final class PodEngine: @unchecked Sendable {
   // Sendable: every field is immutable except `root`, written once before the engine is
-  // shared; the state is behind its lock.
+  // shared; the record is guarded by the state's lock.
+  /// The state of the whole tree of pods, shared with the parent and the children.
   let state: Locked<EngineState>
-  let observer: (any PodObserver)?
-  /// `observer != nil`, kept apart: testing the existential copies it on every resolve.
+  /// This pod's tables in it.
+  let pod: PodRecord
+  /// Whether this pod or one above it has an observer: a resolve here may build or reuse an
+  /// ancestor's instance, which that ancestor reports. Kept apart from the observer, since
+  /// testing the existential copies it on every resolve.
   let isObserved: Bool
   /// The pod itself, for observers.
   weak var root: Pod?
 
-  init(state: EngineState, observer: (any PodObserver)?) {
-    self.state = Locked(state)
-    self.observer = observer
-    self.isObserved = observer != nil
+  /// A root pod's engine.
+  init(overrides: [OverrideRecord], observer: (any PodObserver)?) {
+    pod = PodRecord(parent: nil, ownedScopes: [], observer: observer)
+    for record in overrides { pod.overrides[record.providerKey] = record }
+    state = Locked(EngineState(root: pod))
+    isObserved = observer != nil
+    pod.engine = self
   }
 
-  var id: ObjectIdentifier { ObjectIdentifier(self) }
+  /// A child pod's engine, in its parent's tree.
+  init(
+    parent: PodEngine, ownedScopes: Set<ScopeKey>, overrides: [OverrideRecord],
+    observer: (any PodObserver)?
+  ) {
+    pod = PodRecord(parent: parent.pod, ownedScopes: ownedScopes, observer: observer)
+    for record in overrides { pod.overrides[record.providerKey] = record }
+    state = parent.state
+    isObserved = observer != nil || parent.isObserved
+    pod.engine = self
+    let child = pod
+    parent.state.withLock { _ in
+      child.parent!.children[child.id] = PodRecord.Unowned(record: child)
+    }
+  }
+
+  /// Frames of every pod in the tree carry this, to be found on the thread that runs them.
+  var treeID: ObjectIdentifier { ObjectIdentifier(state) }
 
   /// The running build on this thread or task that a resolve through the pod is nested in.
   func currentFrame() -> Frame? {
-    CurrentFrame.innermost(in: id)
+    CurrentFrame.innermost(in: treeID, for: pod)
   }
 
   // MARK: Resolving
@@ -33,10 +57,11 @@ final class PodEngine: @unchecked Sendable {
   func cachedEntry(of info: ProviderInfo) -> CacheEntry? {
     guard !isObserved, !info.isAlwaysNew else { return nil }
     let key = info.key
-    let (found, runningBuilds) = state.withLock { ($0.slots[key]?.entry, $0.runningBuilds) }
+    let pod = self.pod
+    let (found, runningBuilds) = state.withLock { (pod.slots[key]?.entry, $0.runningBuilds) }
     guard let entry = found, entry.isStrong else { return nil }
     // Inside a build, the resolve must be recorded as one of its dependencies.
-    if runningBuilds > 0, CurrentFrame.isInsideBuild(of: id) { return nil }
+    if runningBuilds > 0, CurrentFrame.isInsideBuild(of: treeID, for: pod) { return nil }
     return entry
   }
 
@@ -50,11 +75,11 @@ final class PodEngine: @unchecked Sendable {
     let info = provider.info
     let reporting = isObserved
     while true {
-      var events: [PodEvent] = []
+      var events: [ReportedEvent] = []
       var released: [AnyObject] = []
       let step = state.withLock {
         $0.step(
-          for: info, from: caller, callerUnknown: callerUnknown, engineID: id,
+          for: info, in: pod, from: caller, callerUnknown: callerUnknown, treeID: treeID,
           reporting: reporting, events: &events, released: &released)
       }
       withExtendedLifetime(released) {}
@@ -73,6 +98,8 @@ final class PodEngine: @unchecked Sendable {
         if let waitID { _ = state.withLock { $0.waits.removeValue(forKey: waitID) } }
       case .build(let frame, let override):
         return run(provider, in: frame, override: override, caller: caller)
+      case .joinAsync:
+        preconditionFailure("ProviderPod: \(provider.name) is being built asynchronously")
       case .callerFinished:
         let current = currentFrame()
         caller = current === caller ? nil : current
@@ -94,7 +121,7 @@ final class PodEngine: @unchecked Sendable {
       ? makeEntry(caching: value, in: frame, override: override, onDiscard: provider.onDiscard)
       : nil
     let reporting = isObserved
-    var events: [PodEvent] = []
+    var events: [ReportedEvent] = []
     var released: [AnyObject] = []
     let waiters = state.withLock {
       $0.finish(
@@ -157,54 +184,65 @@ final class PodEngine: @unchecked Sendable {
   }
 
   func install(_ record: OverrideRecord, isolation: (any Actor)?) {
-    change(isolation: isolation) { $0.install(record, into: &$1) }
+    let pod = self.pod
+    change(isolation: isolation) { $0.install(record, in: pod, into: &$1) }
   }
 
   func removeOverride(of key: ProviderKey, isolation: (any Actor)?) {
-    change(isolation: isolation) { $0.removeOverride(key, into: &$1) }
+    let pod = self.pod
+    change(isolation: isolation) { $0.removeOverride(key, in: pod, into: &$1) }
   }
 
   func clear(scope: any ProviderScope, isolation: (any Actor)?) {
     // `children` is user code: walk the tree before taking the lock.
     let scopes = ScopeInfo.clearableSubtree(of: scope)
     guard !scopes.isEmpty else { return }
-    change(isolation: isolation) { $0.clear(scopes: scopes, into: &$1) }
+    let pod = self.pod
+    change(isolation: isolation) { $0.clear(scopes: scopes, in: pod, into: &$1) }
   }
 
   func clear(provider: ProviderInfo, isolation: (any Actor)?) {
+    let pod = self.pod
     change(isolation: isolation) {
-      $0.discard([provider.key], reason: .providerCleared, into: &$1)
+      $0.discard(pod.slots[provider.key].map { [$0] } ?? [], reason: .providerCleared, into: &$1)
     }
   }
 
   func clear(family: FamilyInfo, isolation: (any Actor)?) {
+    let pod = self.pod
     change(isolation: isolation) {
-      $0.discard($0.members(of: family), reason: .providerCleared, into: &$1)
+      $0.discard($0.members(of: family, in: pod), reason: .providerCleared, into: &$1)
     }
   }
 
   func dependencyGraph() -> DependencyGraph {
     // Weak instances are held while the graph is made, and let go after the lock.
     var held: [AnyObject] = []
-    let graph = state.withLock { $0.dependencyGraph(holding: &held) }
+    let pod = self.pod
+    let graph = state.withLock { $0.dependencyGraph(of: pod, holding: &held) }
     withExtendedLifetime(held) {}
     return graph
   }
 
   /// The pod is going away: dispose of what it built (no events: there is no pod left to
-  /// report about), and let running builds finish without caching.
+  /// report about), let running builds finish without caching, and leave nothing of it in
+  /// its parent.
   func shutDown() {
-    let (released, disposals) = state.withLock { $0.discardAll() }
+    let pod = self.pod
+    let (released, disposals) = state.withLock { $0.release(pod) }
     for entry in disposals { entry.dispose(onMainActor: false) }
     withExtendedLifetime(released) {}
   }
 
   // MARK: Events
 
-  func report(_ events: [PodEvent]) {
-    guard let observer, !events.isEmpty, let pod = root else { return }
-    for event in events {
-      observer.pod(pod, didReport: event)
+  /// Tells each event's pod's observer, if it has one and is still there.
+  func report(_ events: [ReportedEvent]) {
+    for reported in events {
+      guard let observer = reported.pod.observer, let pod = reported.pod.engine?.root else {
+        continue
+      }
+      observer.pod(pod, didReport: reported.event)
     }
   }
 }

@@ -6,6 +6,8 @@ enum ResolveStep: Sendable {
   case cachedObject(UncheckedSendable<AnyObject>)
   /// Another thread is building this instance: wait for it, then look again.
   case wait(DispatchGroup, waitID: Int?)
+  /// Another task is building this async instance: wait for its result.
+  case joinAsync(AnyAsyncBuild, waiterID: Int, waitID: Int?)
   /// Run the builder in this frame.
   case build(Frame, override: OverrideRecord?)
   case cycle(String)
@@ -15,39 +17,34 @@ enum ResolveStep: Sendable {
 }
 
 extension EngineState {
-  /// How many idle frames a pod keeps for reuse: enough for deep chains of nested builds.
+  /// How many idle frames a tree of pods keeps for reuse: enough for deep chains of nested
+  /// builds.
   static let spareFrameLimit = 64
 
-  /// Looks `provider` up, and either returns the cached instance, joins the build in
-  /// progress, or starts a build (one at a time per cached instance).
+  /// Looks `provider` up in `pod`, and either returns the cached instance (the pod's own, or
+  /// one it shares with an ancestor), joins the build in progress, or starts a build (one at a
+  /// time per cached instance).
   ///
   /// `callerUnknown` is for a resolve through the pod itself: while no build runs anywhere it
   /// cannot be nested in one, so the thread and task are looked at only when one does.
+  /// `asyncBuild` is given by an async resolve, to be started or to join another.
   mutating func step(
-    for provider: ProviderInfo, from caller: Frame?, callerUnknown: Bool = false,
-    engineID: ObjectIdentifier, reporting: Bool, events: inout [PodEvent],
-    released: inout [AnyObject]
+    for provider: ProviderInfo, in pod: PodRecord, from caller: Frame?,
+    callerUnknown: Bool = false, asyncBuild: AnyAsyncBuild? = nil, treeID: ObjectIdentifier,
+    reporting: Bool, events: inout [ReportedEvent], released: inout [AnyObject]
   ) -> ResolveStep {
     let key = provider.key
     if callerUnknown, runningBuilds > 0 { return .callerFinished }
     if let caller, !caller.isBuilding { return .callerFinished }
-    let existing = slots[key]
-    if let slot = existing, let entry = slot.entry {
-      if entry.isStrong {
-        recordDependency(on: slot, from: caller)
-        if reporting { events.append(.reused(provider: provider.name, scope: entry.scope.name)) }
-        return .cached(entry)
-      }
-      if let object = unsafeDowncast(entry, to: WeakEntry.self).object {
-        recordDependency(on: slot, from: caller)
-        if reporting { events.append(.reused(provider: provider.name, scope: entry.scope.name)) }
-        return .cachedObject(UncheckedSendable(value: object))
-      }
-      // The instance went away by itself: forget it, leaving what was built from it alone
-      // (the pod never owned it).
-      _ = removeEntry(of: slot, released: &released)
+    let existing = pod.slots[key]
+    if let slot = existing, slot.entry != nil,
+      let hit = reuse(
+        slot, from: caller, reporting: reporting, events: &events, released: &released)
+    {
+      return hit
     }
-    let override = override(for: provider)
+    let applied = pod.override(for: provider)
+    let override = applied?.record
     let scope = override?.scope ?? provider.scope
     if scope.kind == .alwaysCreateNew {
       if let caller {
@@ -56,25 +53,46 @@ extension EngineState {
         }
         // Nothing is cached, so the caller's instance depends on this provider directly, and
         // on whatever this build resolves.
-        if caller.owner != nil { recordDependency(on: slot(for: provider), from: caller) }
+        if caller.owner != nil { recordDependency(on: slot(for: provider, in: pod), from: caller) }
       }
       return .build(
-        makeFrame(engineID: engineID, provider: provider, scope: scope, slot: nil, parent: caller),
+        makeFrame(
+          treeID: treeID, provider: provider, scope: scope, slot: nil, pod: pod, parent: caller),
         override: override)
     }
-    if let running = existing?.build {
+    // In a child pod, an instance the child does not shadow is its parent's.
+    var home = pod
+    if pod.parent != nil {
+      switch placement(of: provider, scope: scope.key, overriddenIn: applied?.pod, from: pod) {
+      case .shared(let target):
+        let link = existing ?? slot(for: provider, in: pod)
+        link.entry = target.entry
+        link.linkTarget = target
+        addDependent(link, on: target)
+        return reuse(link, from: caller, reporting: reporting, events: &events, released: &released)
+          ?? .callerFinished
+      case .build(let pod):
+        home = pod
+      }
+    }
+    let slot =
+      home === pod ? existing ?? slot(for: provider, in: pod) : slot(for: provider, in: home)
+    if let running = slot.build {
       if let caller, running.isAncestor(ofOrSameAs: caller) {
         return .cycle(cycleReport(resolving: provider, from: caller, through: running))
       }
       // A stale build is not joined: its result will not be cached, and this resolve should
       // see the change that made it stale.
       if !isStale(running) {
-        var waitID: Int?
-        if let caller {
-          if let report = crossThreadCycleReport(waiter: caller, target: running) {
-            return .cycle(report)
+        if let caller, let report = crossThreadCycleReport(waiter: caller, target: running) {
+          return .cycle(report)
+        }
+        let waitID = registerWait(caller, on: running)
+        if let build = running.asyncBuild {
+          guard asyncBuild != nil else {
+            preconditionFailure("ProviderPod: \(provider.name) is being built asynchronously")
           }
-          waitID = registerWait(caller, on: running)
+          return .joinAsync(build, waiterID: build.takeWaiterID(), waitID: waitID)
         }
         if let group = running.waiters { return .wait(group, waitID: waitID) }
         let group = DispatchGroup()
@@ -83,11 +101,43 @@ extension EngineState {
         return .wait(group, waitID: waitID)
       }
     }
-    let slot = existing ?? slot(for: provider)
     let frame = makeFrame(
-      engineID: engineID, provider: provider, scope: scope, slot: slot, parent: caller)
+      treeID: treeID, provider: provider, scope: scope, slot: slot, pod: pod, parent: caller)
     slot.build = frame
+    if let asyncBuild {
+      frame.asyncBuild = asyncBuild
+      asyncBuild.frame = frame
+    }
     return .build(frame, override: override)
+  }
+
+  /// The slot's cached instance for `caller`, recorded as a dependency of its build; nil if
+  /// the instance (a weak one) has gone away by itself, which is then forgotten, leaving what
+  /// was built from it alone (the pod never owned it).
+  private mutating func reuse(
+    _ slot: Slot, from caller: Frame?, reporting: Bool, events: inout [ReportedEvent],
+    released: inout [AnyObject]
+  ) -> ResolveStep? {
+    guard let entry = slot.entry else { return nil }
+    // What is built from a shared instance depends on the pod that owns it.
+    let owner = slot.linkTarget ?? slot
+    if entry.isStrong {
+      recordDependency(on: owner, from: caller)
+      if reporting { events.append(reused(entry, in: owner.pod)) }
+      return .cached(entry)
+    }
+    if let object = unsafeDowncast(entry, to: WeakEntry.self).object {
+      recordDependency(on: owner, from: caller)
+      if reporting { events.append(reused(entry, in: owner.pod)) }
+      return .cachedObject(UncheckedSendable(value: object))
+    }
+    if owner !== slot { _ = removeEntry(of: owner, released: &released) }
+    _ = removeEntry(of: slot, released: &released)
+    return nil
+  }
+
+  private func reused(_ entry: CacheEntry, in pod: PodRecord) -> ReportedEvent {
+    ReportedEvent(pod: pod, event: .reused(provider: entry.provider.name, scope: entry.scope.name))
   }
 
   mutating func registerWait(_ caller: Frame?, on target: Frame) -> Int? {
@@ -98,64 +148,102 @@ extension EngineState {
   }
 
   private mutating func makeFrame(
-    engineID: ObjectIdentifier, provider: ProviderInfo, scope: ScopeInfo, slot: Slot?,
-    parent: Frame?
+    treeID: ObjectIdentifier, provider: ProviderInfo, scope: ScopeInfo, slot: Slot?,
+    pod: PodRecord, parent: Frame?
   ) -> Frame {
-    let frame = spareFrames.popLast() ?? Frame(engineID: engineID)
-    let epoch = scope.kind == .singleton || slot == nil ? 0 : scopeEpochs[scope.key] ?? 0
-    frame.begin(info: provider, scope: scope, slot: slot, parent: parent, scopeEpoch: epoch)
+    let frame = spareFrames.popLast() ?? Frame(treeID: treeID)
+    let epoch =
+      scope.kind == .singleton || slot == nil ? 0 : slot!.pod.scopeEpochs[scope.key] ?? 0
+    frame.begin(
+      info: provider, scope: scope, slot: slot, pod: pod, parent: parent, scopeEpoch: epoch)
     runningBuilds += 1
     return frame
+  }
+
+  /// The pod a build placed in `slot` caches its instance in: the deepest of the slot's pod
+  /// and the pods that own what it was built from.
+  static func home(placedIn slot: Slot, builtFrom dependencies: [ObjectIdentifier: Slot])
+    -> PodRecord
+  {
+    var home = slot.pod
+    for dependency in dependencies.values where dependency.pod.depth > home.depth {
+      home = dependency.pod
+    }
+    return home
   }
 
   /// Records a finished build: caches its entry unless it went stale while it ran, and keeps
   /// the frame for reuse if nothing else holds it. Returns the waiters to release once the
   /// lock is dropped.
+  ///
+  /// The instance is cached in the shallowest pod where nothing it was built from is
+  /// shadowed: the pod the build was placed in, or the deepest pod among those that own what
+  /// it was built from. An instance first built through a child that turned out to need
+  /// nothing of the child's is so shared with the child's parent and siblings.
   mutating func finish(
     _ frame: inout Frame, entry: CacheEntry?, caller: Frame?, reporting: Bool,
-    events: inout [PodEvent], released: inout [AnyObject]
+    events: inout [ReportedEvent], released: inout [AnyObject]
   ) -> DispatchGroup? {
     runningBuilds -= 1
     let caller = caller?.isBuilding == true ? caller : nil
     let stale = isStale(frame)
     frame.end()
-    if reporting {
-      events.append(.built(provider: frame.info.unsafelyUnwrapped.name, scope: frame.scope!.name))
-    }
     var waiters: DispatchGroup?
     // An always-new build recorded its dependencies on its owner as it went.
     if frame.caches, let slot = frame.slot {
       if slot.build === frame { slot.build = nil }
       waiters = frame.waiters
-      var dependencies: [ProviderKey: Slot] = [:]
+      var dependencies: [ObjectIdentifier: Slot] = [:]
       swap(&dependencies, &frame.dependencies)
-      if stale || !isAlive {
+      let home = Self.home(placedIn: slot, builtFrom: dependencies)
+      let homeSlot = home === slot.pod ? slot : self.slot(for: slot.info, in: home)
+      if reporting {
+        events.append(
+          ReportedEvent(
+            pod: home,
+            event: .built(provider: slot.info.name, scope: frame.scope.unsafelyUnwrapped.name)))
+      }
+      if stale || !home.isAlive || (homeSlot !== slot && homeSlot.entry != nil) {
         // Hand the value to this caller only, and make sure nothing caches it inside.
-        dropDependent(slot.key, from: dependencies, released: &released)
+        dropDependent(slot, from: dependencies, released: &released)
         if let entry { released.append(entry) }
         if stale { caller?.owner?.invalidate() }
-      } else if let entry {
-        entry.dependencies = dependencies
-        _ = removeEntry(of: slot, released: &released)
-        slot.entry = entry
-        // Singletons are never cleared, so they need no membership.
-        if entry.scope.kind != .singleton {
-          scopeMembers[entry.scope.key, default: []].insert(slot.key)
-        }
-        if reporting { captiveDependencies(of: entry, events: &events) }
-        recordDependency(on: slot, from: caller)
       } else {
-        // A weak-scope value that is not an object is not cached: what it was built from now
-        // belongs to whoever asked for it.
-        if let owner = caller?.owner {
-          for dependency in dependencies.values { recordDependency(on: dependency, from: owner) }
+        if homeSlot !== slot {
+          dropDependent(slot, from: dependencies, released: &released)
+          for dependency in dependencies.values { addDependent(homeSlot, on: dependency) }
         }
-        dropDependent(slot.key, from: dependencies, released: &released)
-        recordDependency(on: slot, from: caller)
+        if let entry {
+          entry.dependencies = dependencies
+          _ = removeEntry(of: homeSlot, released: &released)
+          homeSlot.entry = entry
+          // Singletons are never cleared, so they need no membership.
+          if entry.scope.kind != .singleton {
+            home.scopeMembers[entry.scope.key, default: []].insert(homeSlot.key)
+          }
+          if reporting { captiveDependencies(of: entry, in: home, events: &events) }
+          recordDependency(on: homeSlot, from: caller)
+        } else {
+          // A weak-scope value that is not an object is not cached: what it was built from
+          // now belongs to whoever asked for it.
+          if let owner = caller?.owner {
+            for dependency in dependencies.values { recordDependency(on: dependency, from: owner) }
+          }
+          dropDependent(homeSlot, from: dependencies, released: &released)
+          recordDependency(on: homeSlot, from: caller)
+        }
       }
       pruneIfUnused(slot, released: &released)
+      if homeSlot !== slot { pruneIfUnused(homeSlot, released: &released) }
+    } else if reporting {
+      events.append(
+        ReportedEvent(
+          pod: frame.pod.unsafelyUnwrapped,
+          event: .built(
+            provider: frame.info.unsafelyUnwrapped.name,
+            scope: frame.scope.unsafelyUnwrapped.name)))
     }
-    if isAlive, spareFrames.count < Self.spareFrameLimit, isKnownUniquelyReferenced(&frame) {
+    if root.isAlive, spareFrames.count < Self.spareFrameLimit, isKnownUniquelyReferenced(&frame) {
       frame.reset()
       spareFrames.append(frame)
     }

@@ -1,23 +1,37 @@
-/// Everything the engine keeps for one provider: its cached instance, its build in progress,
-/// and what was built from it.
+/// Everything a pod keeps for one provider: its cached instance, its build in progress, and
+/// what was built from it.
 ///
-/// The engine keeps a slot while any of the three exists and drops it after. Keeping
-/// "built from" in both directions is what makes a discard cost what it discards: the
-/// instances built from a provider are found here, not by scanning every cached instance.
+/// A pod keeps a slot while any of the three exists and drops it after. Keeping "built from"
+/// in both directions is what makes a discard cost what it discards: the instances built
+/// from a provider are found here, not by scanning every cached instance. The instances
+/// built from it may live in a child pod: links point at slots, wherever they are.
 final class Slot {
   let info: ProviderInfo
-  /// The cached instance.
+  /// The pod whose slot this is.
+  let pod: PodRecord
+  /// The cached instance; for a link, the ancestor's instance it shares.
   var entry: CacheEntry?
   /// The newest caching build of the provider; only a running one is joined.
   var build: Frame?
-  /// The providers whose cached instance or running build was built from this one, with
-  /// how many of those each has (an old stale build and a new one can overlap).
-  var dependents: [ProviderKey: Int] = [:]
+  /// Set when this pod shares an ancestor's instance: the ancestor's slot. A link is a
+  /// shortcut for finding the shared instance; what is built from it depends on the
+  /// ancestor's slot, and the link goes when the ancestor's instance does.
+  var linkTarget: Slot?
+  /// The slots whose cached instance or running build was built from this one (or that link
+  /// to it), with how many of those each has (an old stale build and a new one can overlap).
+  var dependents: [ObjectIdentifier: Dependent] = [:]
 
-  init(_ info: ProviderInfo) {
+  struct Dependent {
+    let slot: Slot
+    var count: Int
+  }
+
+  init(_ info: ProviderInfo, in pod: PodRecord) {
     self.info = info
+    self.pod = pod
   }
 
   var key: ProviderKey { info.key }
+  var id: ObjectIdentifier { ObjectIdentifier(self) }
   var isUnused: Bool { entry == nil && build == nil && dependents.isEmpty }
 }

@@ -1,0 +1,97 @@
+/// One pod's tables inside its tree's engine state: the pod's cached instances, overrides and
+/// scope bookkeeping, and where it sits among its parent and children.
+///
+/// Every pod of a tree shares one lock, and every field here is guarded by it. A tree with one
+/// lock is what lets a discard in a parent reach what a child built from the parent's
+/// instance in the same step, and lets a child share its parent's build in progress.
+final class PodRecord {
+  let parent: PodRecord?
+  /// 0 for a root pod; a child is one deeper than its parent.
+  let depth: Int
+  /// The scopes this pod owns (given when it was made, and their descendants): a provider in
+  /// one of them is built and cached here rather than shared with the parent.
+  let ownedScopes: Set<ScopeKey>
+  let observer: (any PodObserver)?
+  /// The engine, for reporting events to the pod's observer.
+  weak var engine: PodEngine?
+
+  /// Per provider: its cached instance (or a link to an ancestor's), build in progress, and
+  /// what was built from it. Read on every cached resolve, so exempt from the dynamic
+  /// exclusivity check a class's stored property would otherwise cost; the lock is what
+  /// guarantees exclusive access.
+  @exclusivity(unchecked) var slots: [ProviderKey: Slot] = [:]
+  /// Overrides by provider key, and family overrides by family key.
+  var overrides: [ProviderKey: OverrideRecord] = [:]
+  /// For each scope that can be cleared, the providers with an instance cached in it.
+  var scopeMembers: [ScopeKey: Set<ProviderKey>] = [:]
+  /// For each family, its members that have a slot.
+  var familySlots: [ProviderKey: Set<ProviderKey>] = [:]
+  /// How often each scope has been cleared: a build that began before a clear of its scope
+  /// is stale, without the clear having to find every running build.
+  var scopeEpochs: [ScopeKey: Int] = [:]
+  /// The live child pods. Not owned: a parent does not keep its children alive, and a child
+  /// removes itself here when it goes away.
+  var children: [ObjectIdentifier: Unowned] = [:]
+  /// False once the pod is gone: builds still running then cache nothing in it.
+  var isAlive = true
+
+  struct Unowned {
+    unowned(unsafe) let record: PodRecord
+  }
+
+  init(parent: PodRecord?, ownedScopes: Set<ScopeKey>, observer: (any PodObserver)?) {
+    self.parent = parent
+    self.depth = parent.map { $0.depth + 1 } ?? 0
+    self.ownedScopes = ownedScopes
+    self.observer = observer
+  }
+
+  var id: ObjectIdentifier { ObjectIdentifier(self) }
+
+  /// Whether this pod is `other` or one of its ancestors.
+  func isAncestor(ofOrSameAs other: PodRecord) -> Bool {
+    var next: PodRecord? = other
+    while let pod = next, pod.depth >= depth {
+      if pod === self { return true }
+      next = pod.parent
+    }
+    return false
+  }
+
+  /// This pod and every pod below it, parents before children.
+  var subtree: [PodRecord] {
+    var result: [PodRecord] = [self]
+    var index = 0
+    while index < result.count {
+      result.append(contentsOf: result[index].children.values.map(\.record))
+      index += 1
+    }
+    return result
+  }
+
+  /// The override of `provider` that applies in this pod: the nearest pod's, from this one
+  /// up, and in each pod a member's own override before its family's.
+  func override(for provider: ProviderInfo) -> (record: OverrideRecord, pod: PodRecord)? {
+    var next: PodRecord? = self
+    while let pod = next {
+      if !pod.overrides.isEmpty, let record = pod.ownOverride(for: provider) {
+        return (record, pod)
+      }
+      next = pod.parent
+    }
+    return nil
+  }
+
+  /// This pod's own override of `provider`, or of its family.
+  func ownOverride(for provider: ProviderInfo) -> OverrideRecord? {
+    if let own = overrides[provider.key] { return own }
+    if let family = provider.family { return overrides[family.key] }
+    return nil
+  }
+
+  /// Whether a provider with an instance in `scope` and the given override is built here
+  /// rather than shared from the parent: this pod overrides it or owns its scope.
+  func shadows(scope: ScopeKey, overriddenIn overridePod: PodRecord?) -> Bool {
+    overridePod === self || ownedScopes.contains(scope)
+  }
+}

@@ -1,0 +1,73 @@
+/// How a child pod decides between its parent's instance and one of its own.
+///
+/// A provider is shadowed in a child when the child overrides it, owns its scope, or when its
+/// instance is built, directly or transitively, from a shadowed provider. Everything else is
+/// the parent's. The pod knows what each instance was built from, so nobody lists
+/// dependencies by hand: a parent's instance is shared only after checking that nothing it
+/// was built from is shadowed on the way down, and the child then keeps a link to it.
+extension EngineState {
+  enum Placement {
+    /// Share this ancestor's cached instance.
+    case shared(Slot)
+    /// Build in (or join the build running in) this pod.
+    case build(in: PodRecord)
+  }
+
+  /// Where `pod` finds `provider`'s instance: an ancestor's to share, or the pod to build it
+  /// in. `pod` has no instance of its own; `overridePod` is the nearest pod that overrides the
+  /// provider.
+  func placement(
+    of provider: ProviderInfo, scope: ScopeKey, overriddenIn overridePod: PodRecord?,
+    from pod: PodRecord
+  ) -> Placement {
+    let key = provider.key
+    // The pods between `pod` and where the instance is found, deepest first.
+    var path: [PodRecord] = []
+    var current = pod
+    while true {
+      if let slot = current.slots[key] {
+        if current !== pod, slot.entry != nil {
+          let target = slot.linkTarget ?? slot
+          if let pod = shallowestShadowing(target, in: path) { return .build(in: pod) }
+          return .shared(target)
+        }
+        // A build in progress is joined: whatever it builds is valid here, or it ends up
+        // deeper and this resolve looks again.
+        if let running = slot.build, !isStale(running) { return .build(in: current) }
+      }
+      guard let parent = current.parent, !current.shadows(scope: scope, overriddenIn: overridePod)
+      else { return .build(in: current) }
+      path.append(current)
+      current = parent
+    }
+  }
+
+  /// The shallowest pod of `path` that shadows something `target`'s instance was built from,
+  /// directly or transitively; nil if none does, and the instance can be shared.
+  private func shallowestShadowing(_ target: Slot, in path: [PodRecord]) -> PodRecord? {
+    let shadowing = path.filter { !$0.overrides.isEmpty || !$0.ownedScopes.isEmpty }
+    guard let entry = target.entry, !entry.dependencies.isEmpty, !shadowing.isEmpty else {
+      return nil
+    }
+    var found: PodRecord?
+    var pending = Array(entry.dependencies.values)
+    var seen = Set(pending.map(\.id))
+    while let slot = pending.popLast() {
+      let scope = slot.entry?.scope.key ?? slot.info.scope.key
+      // Shallowest first: a deeper pod cannot improve on a shallower one.
+      for pod in shadowing.reversed() {
+        if let found, found.depth <= pod.depth { break }
+        if pod.ownOverride(for: slot.info) != nil || pod.ownedScopes.contains(scope) {
+          found = pod
+          break
+        }
+      }
+      if let found, found === shadowing.last { return found }
+      guard let dependencies = slot.entry?.dependencies else { continue }
+      for dependency in dependencies.values where seen.insert(dependency.id).inserted {
+        pending.append(dependency)
+      }
+    }
+    return found
+  }
+}
