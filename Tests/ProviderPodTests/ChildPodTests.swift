@@ -422,3 +422,120 @@ extension Pod {
     return false
   }
 }
+
+@Suite("Child pods: sharing through always-new providers, removals and clears")
+struct ChildPodEdgeTests {
+  @Test("an always-new provider in between does not keep a child from sharing")
+  func alwaysNewInBetween() {
+    let formatterBuilds = Counter()
+    let formatter = Provider<Instance>(scope: AlwaysCreateNewScope(), name: "formatter") { _ in
+      Instance("formatter", serial: formatterBuilds.next())
+    }
+    let reports = instanceProvider("reports", dependencies: [formatter])
+    let parent = Pod()
+    let first = Pod(parent: parent)
+    let second = Pod(parent: parent)
+    let shared = first.resolve(reports)
+    #expect(second.resolve(reports) === shared)
+    #expect(parent.resolve(reports) === shared)
+
+    // Overriding the always-new provider in the parent reaches what was built through it,
+    // also through the children.
+    parent.overrideProvider(formatter) { _ in Instance("fake formatter", serial: 0) }
+    let rebuilt = first.resolve(reports)
+    #expect(rebuilt !== shared)
+    #expect(rebuilt.dependencies.first?.label == "fake formatter")
+    #expect(second.resolve(reports) === rebuilt)
+
+    // A child that overrides it builds its own.
+    let overriding = Pod(
+      parent: parent,
+      overrides: [formatter.override { _ in Instance("child formatter", serial: 0) }])
+    #expect(overriding.resolve(reports).dependencies.first?.label == "child formatter")
+    #expect(parent.resolve(reports) === rebuilt)
+    #expect(parent.invariantViolations == [])
+  }
+
+  @Test("removing a parent's override reaches what children built from it")
+  func removingAParentOverride() {
+    let window = WindowScopeForEdges()
+    let client = instanceProvider("client")
+    let session = instanceProvider("session", scope: window, dependencies: [client])
+    let parent = Pod(overrides: [client.override { _ in Instance("fake client", serial: 0) }])
+    let child = Pod(parent: parent, scopes: [window])
+    #expect(child.resolve(session).dependencies.first?.label == "fake client")
+
+    parent.removeOverrideProvider(client)
+    #expect(child.resolve(session).dependencies.first?.label == "client")
+    #expect(parent.invariantViolations == [])
+  }
+
+  @Test("clearing a shared instance through a child leaves the parent's instance alone")
+  func clearingASharedInstanceThroughAChild() {
+    let builds = Counter()
+    let shared = instanceProvider("shared", counter: builds)
+    let parent = Pod()
+    let child = Pod(parent: parent)
+    let instance = child.resolve(shared)
+    child.clearCachedInstance(of: shared)
+    #expect(parent.resolve(shared) === instance)
+    #expect(child.resolve(shared) === instance)
+    #expect(builds.value == 1)
+
+    // Clearing it in the parent reaches the child.
+    parent.clearCachedInstance(of: shared)
+    let rebuilt = child.resolve(shared)
+    #expect(rebuilt !== instance)
+    #expect(parent.resolve(shared) === rebuilt)
+    #expect(parent.invariantViolations == [])
+  }
+
+  @Test("several threads resolving a child's own instance at once build it once")
+  func exactlyOnceInAChild() {
+    let builds = Counter()
+    let window = WindowScopeForEdges()
+    let own = Provider<Instance>(scope: window, name: "own") { _ in
+      Instance("own", serial: builds.next())
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent, scopes: [window])
+    let barrier = Barrier(4)
+    let results = Shared<Set<ObjectIdentifier>>([])
+    onThreads(4) { _ in
+      barrier.arrive()
+      let instance = child.resolve(own)
+      results.withLock { _ = $0.insert(ObjectIdentifier(instance)) }
+    }
+    #expect(builds.value == 1)
+    #expect(results.withLock { $0.count } == 1)
+    #expect(parent.slotCount == 0)
+  }
+}
+
+private struct WindowScopeForEdges: ProviderScope {}
+
+// Exit tests cannot capture locals: the providers of the cross-pod cycle are globals.
+private struct CycleWindowScope: ProviderScope {}
+private let crossPodWindow: Provider<Int> = Provider(scope: CycleWindowScope(), name: "window") {
+  pod in pod.resolve(crossPodShared)
+}
+private let crossPodShared: Provider<Int> = Provider(name: "shared") { pod in
+  pod.resolve(crossPodWindow)
+}
+
+@Suite("Child pods: cycles")
+struct ChildPodCycleTests {
+  @Test("a cycle through a child's own instance and a shared one stops with the chain")
+  func cycleAcrossPods() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)  // a hang becomes a failed exit without the message checked below
+      let parent = Pod()
+      let child = Pod(parent: parent, scopes: [CycleWindowScope()])
+      _ = child.resolve(crossPodShared)
+    }
+    let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(message.contains("dependency cycle: shared ("))
+    #expect(message.contains(") -> window ("))
+    #expect(message.contains(") -> shared\n"))
+  }
+}

@@ -51,9 +51,12 @@ extension EngineState {
         if let report = repeatedProviderReport(resolving: provider, from: caller) {
           return .cycle(report)
         }
-        // Nothing is cached, so the caller's instance depends on this provider directly, and
-        // on whatever this build resolves.
-        if caller.owner != nil { recordDependency(on: slot(for: provider, in: pod), from: caller) }
+        // Nothing is cached, so the caller's instance depends on this provider directly (in
+        // the pod whose override applies, or the root: an always-new provider is shadowed in
+        // a child only by an override), and on whatever this build resolves.
+        if caller.owner != nil {
+          recordDependency(on: slot(for: provider, in: applied?.pod ?? root), from: caller)
+        }
       }
       return .build(
         makeFrame(
