@@ -46,6 +46,7 @@ public final class Provider<Value>: Sendable {
   ///     instances: the pod does not own those.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
+  ///   - column: Where the provider is declared; filled in by the compiler.
   ///   - build: Builds the value. It receives a ``BuildContext``, which resolves like the pod
   ///     and records what the value was built from:
   ///     `{ pod in API(client: pod.resolve(httpClientProvider)) }`.
@@ -55,13 +56,16 @@ public final class Provider<Value>: Sendable {
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
+    column: Int = #column,
     _ build: @escaping @Sendable (BuildContext) -> Value
   ) {
     self.info = ProviderInfo(
-      givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope)
+      givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
+      valueType: Value.self, scope: scope)
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
     self.familyBuild = nil
+    info.owner = self
   }
 
   /// A provider whose hook needs to know where the discard happened (main-actor providers).

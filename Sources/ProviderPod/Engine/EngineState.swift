@@ -23,6 +23,9 @@ struct EngineState {
   var spareFrames: [Frame] = []
   /// False once the pod is gone: builds still running then cache nothing.
   var isAlive = true
+  /// For an observed pod only: the provider cached last for each declaration and name, to
+  /// notice a provider made again by the same expression (see `RecreatedProviders.swift`).
+  var lookalikes = LookalikeIndex()
 
   struct Wait {
     let waiter: Frame
