@@ -13,6 +13,18 @@
 ///
 /// Each provider is its own dependency: two providers with the same type and the same
 /// builder have separate caches.
+///
+/// Declare providers with `let` (a global or a `static let`), never as computed properties:
+///
+/// ```swift
+/// static var api: Provider<API> { Provider { ... } }  // wrong: a new provider per access
+/// static let api = Provider { ... }                     // right
+/// ```
+///
+/// A getter makes a new provider, so a new dependency, on every access: nothing is reused,
+/// overrides never apply, and every instance stays cached, out of reach, until the pod goes
+/// away. The compiler cannot tell the two apart; a pod with an observer reports the mistake as
+/// ``PodEvent/providerRecreated(provider:declaration:)``.
 public final class Provider<Value>: Sendable {
   let info: ProviderInfo
   let build: @Sendable (BuildContext) -> Value
