@@ -13,6 +13,9 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
       case discarded(DiscardReason)
       case built, reused, overridden
       case captive(String)
+      /// Made again at this declaration: the demo declares providers with `let`, so this is
+      /// shown only if someone edits one into a computed property.
+      case recreated(String)
     }
     let kind: Kind
     let label: String
@@ -50,6 +53,8 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
       case .captiveDependency(let holder, let holderScope, let dependency, let dependencyScope):
         let held = "\(currentLabel(dependency)) in \(dependencyScope)"
         pending.append(Entry(kind: .captive(held), label: currentLabel(holder), scope: holderScope))
+      case .providerRecreated(let provider, let declaration):
+        pending.append(Entry(kind: .recreated(declaration), label: provider, scope: ""))
       }
     }
   }
@@ -118,6 +123,10 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
         if !reused.contains(entry.label) { reused.append(entry.label) }
       case .captive(let held):
         lines.append("    ! captive    \(entry.label) in \(entry.scope) holds \(held)")
+      case .recreated(let declaration):
+        lines.append(
+          "    ! recreated  \(entry.label), made again at \(declaration): a computed property?"
+            + " Declare it with let")
       }
     }
     let sortedDiscards = discards.sorted { $0.order < $1.order }.map(\.line)

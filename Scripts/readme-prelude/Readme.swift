@@ -61,3 +61,7 @@ extension API {
   let session: SignUpSession
   init(session: SignUpSession) { self.session = session }
 }
+
+struct Repository: Sendable {
+  let table: String
+}

@@ -31,9 +31,10 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
   ///   - scope: How long instances are cached. ``SingletonScope`` by default.
   ///   - name: A name for events and cycle reports.
   ///   - onDiscard: Called once for each instance the pod built, cached and discarded; see
-  ///     ``Provider/init(scope:name:onDiscard:fileID:line:_:)``.
+  ///     ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)``.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
+  ///   - column: Where the provider is declared; filled in by the compiler.
   ///   - build: Builds the value; it may suspend and throw.
   public init(
     scope: any ProviderScope = SingletonScope(),
@@ -41,13 +42,16 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
+    column: Int = #column,
     _ build: @escaping @Sendable (BuildContext) async throws -> Value
   ) {
     info = ProviderInfo(
-      givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope)
+      givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
+      valueType: Value.self, scope: scope)
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
     familyBuild = nil
+    info.owner = self
   }
 
   init(
@@ -99,20 +103,23 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
   /// The scope every member is cached in, unless an override names another.
   public var scope: any ProviderScope { info.scope.scope }
 
-  /// Creates a family of async providers; see ``ProviderFamily/init(scope:name:onDiscard:fileID:line:_:)``.
+  /// Creates a family of async providers; see ``ProviderFamily/init(scope:name:onDiscard:fileID:line:column:_:)``.
   public init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
+    column: Int = #column,
     _ build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
   ) {
     info = FamilyInfo(
-      name: name, typeName: "\(Value.self)", location: declarationSite(fileID: fileID, line: line),
+      name: name, typeName: "\(Value.self)",
+      declaration: Declaration(fileID: fileID, line: line, column: column, valueType: Value.self),
       scope: ScopeInfo(scope))
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
+    info.owner = self
   }
 
   /// The member for `argument`: the same dependency for equal arguments.

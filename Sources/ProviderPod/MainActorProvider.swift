@@ -32,6 +32,7 @@ public final class MainActorProvider<Value>: Sendable {
   ///     and discarded.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
+  ///   - column: Where the provider is declared; filled in by the compiler.
   ///   - build: Builds the value on the main actor.
   public init(
     scope: any ProviderScope = SingletonScope(),
@@ -39,12 +40,15 @@ public final class MainActorProvider<Value>: Sendable {
     onDiscard: (@MainActor @Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
+    column: Int = #column,
     _ build: @escaping @MainActor @Sendable (BuildContext) -> Value
   ) {
     provider = Provider(
       info: ProviderInfo(
-        givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope),
+        givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
+        valueType: Value.self, scope: scope),
       onDiscard: onDiscard.map(onMainActor), build: Self.isolated(build))
+    provider.info.owner = self
   }
 
   /// An override for ``Pod/init(overrides:observer:)`` that builds the value another way.

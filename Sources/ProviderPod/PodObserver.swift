@@ -34,6 +34,16 @@ public enum PodEvent: Sendable, Equatable {
   /// discarded (S4), but it usually means the holder belongs in the shorter scope.
   case captiveDependency(
     holder: String, holderScope: String, dependency: String, dependencyScope: String)
+  /// The pod built a provider while it still holds the cached instance or the override of an
+  /// earlier provider made by the same expression (`declaration`, as `File.swift:12:7`, and
+  /// the same name and value type), and that earlier provider no longer exists. Almost always
+  /// a provider declared as a computed property, `var service: Provider<Service> { ... }`:
+  /// each access makes a new provider, so nothing is reused, overrides never apply, and each
+  /// instance stays cached, out of reach, until the pod goes away. Declare it with `let`.
+  ///
+  /// Providers made by one function on purpose are not reported while they are kept, nor
+  /// are a family's members. Only a pod with an observer looks.
+  case providerRecreated(provider: String, declaration: String)
 }
 
 /// Why a cached instance was discarded.
@@ -67,6 +77,11 @@ extension PodEvent: CustomStringConvertible {
     case .captiveDependency(let holder, let holderScope, let dependency, let dependencyScope):
       return
         "captive dependency: \(holder) in \(holderScope) holds \(dependency) in \(dependencyScope)"
+    case .providerRecreated(let provider, let declaration):
+      return
+        "provider recreated: \(provider) was made again at \(declaration), and the pod still "
+        + "holds the instance or override of the one made before, which is gone; declared as "
+        + "a computed property? Declare it with let"
     }
   }
 }

@@ -13,6 +13,18 @@
 ///
 /// Each provider is its own dependency: two providers with the same type and the same
 /// builder have separate caches.
+///
+/// Declare providers with `let` (a global or a `static let`), never as computed properties:
+///
+/// ```swift
+/// static var api: Provider<API> { Provider { ... } }  // wrong: a new provider per access
+/// static let api = Provider { ... }                     // right
+/// ```
+///
+/// A getter makes a new provider, so a new dependency, on every access: nothing is reused,
+/// overrides never apply, and every instance stays cached, out of reach, until the pod goes
+/// away. The compiler cannot tell the two apart; a pod with an observer reports the mistake as
+/// ``PodEvent/providerRecreated(provider:declaration:)``.
 public final class Provider<Value>: Sendable {
   let info: ProviderInfo
   let build: @Sendable (BuildContext) -> Value
@@ -46,6 +58,7 @@ public final class Provider<Value>: Sendable {
   ///     instances: the pod does not own those.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
+  ///   - column: Where the provider is declared; filled in by the compiler.
   ///   - build: Builds the value. It receives a ``BuildContext``, which resolves like the pod
   ///     and records what the value was built from:
   ///     `{ pod in API(client: pod.resolve(httpClientProvider)) }`.
@@ -55,13 +68,16 @@ public final class Provider<Value>: Sendable {
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
+    column: Int = #column,
     _ build: @escaping @Sendable (BuildContext) -> Value
   ) {
     self.info = ProviderInfo(
-      givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope)
+      givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
+      valueType: Value.self, scope: scope)
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
     self.familyBuild = nil
+    info.owner = self
   }
 
   /// A provider whose hook needs to know where the discard happened (main-actor providers).

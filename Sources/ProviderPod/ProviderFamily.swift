@@ -37,9 +37,10 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   ///   - scope: How long each member's instance is cached. ``SingletonScope`` by default.
   ///   - name: The family's name. By default the value type and the declaration's location.
   ///   - onDiscard: Called once for each instance the pod cached and then discarded; see
-  ///     ``Provider/init(scope:name:onDiscard:fileID:line:_:)``.
+  ///     ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)``.
   ///   - fileID: Where the family is declared; filled in by the compiler.
   ///   - line: Where the family is declared; filled in by the compiler.
+  ///   - column: Where the family is declared; filled in by the compiler.
   ///   - build: Builds a member's value from the pod and the member's argument.
   public init(
     scope: any ProviderScope = SingletonScope(),
@@ -47,13 +48,16 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
+    column: Int = #column,
     _ build: @escaping @Sendable (BuildContext, Argument) -> Value
   ) {
     info = FamilyInfo(
-      name: name, typeName: "\(Value.self)", location: declarationSite(fileID: fileID, line: line),
+      name: name, typeName: "\(Value.self)",
+      declaration: Declaration(fileID: fileID, line: line, column: column, valueType: Value.self),
       scope: ScopeInfo(scope))
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
+    info.owner = self
   }
 
   /// The member for `argument`: the same dependency for equal arguments.
@@ -177,14 +181,20 @@ final class FamilyMembers<Argument: Hashable & Sendable>: Sendable {
 final class FamilyInfo: Sendable {
   let name: String
   let scope: ScopeInfo
+  /// Where the family was declared and what it builds; its members share it.
+  let declaration: Declaration
+  /// The family this identity belongs to, held weakly: once it is gone, no resolve can reach
+  /// its members again. Set once, before the family is shared. Read it outside the pod's lock.
+  nonisolated(unsafe) weak var owner: AnyObject?
   private let givenName: String?
   private let typeName: String
   private let location: String
 
-  init(name: String?, typeName: String, location: String, scope: ScopeInfo) {
+  init(name: String?, typeName: String, declaration: Declaration, scope: ScopeInfo) {
     self.givenName = name
     self.typeName = typeName
-    self.location = location
+    self.declaration = declaration
+    self.location = declarationSite(fileID: declaration.fileID, line: declaration.line)
     self.name = name ?? "\(typeName) (\(location))"
     self.scope = scope
   }

@@ -115,6 +115,7 @@ extension PodEngine {
         released: &released)
     }
     withExtendedLifetime(released) {}
+    if reporting { noteRecreation(of: provider.info, into: &events) }
     if reporting { report(events) }
     return try result.get()
   }
@@ -163,6 +164,7 @@ extension PodEngine {
         return (waiting, unwanted)
       }
       withExtendedLifetime(released) {}
+      if reporting { noteRecreation(of: provider.info, into: &events) }
       if reporting { report(events) }
       unwanted?.dispose(onMainActor: false)
       for continuation in continuations.values { continuation.resume(returning: result) }

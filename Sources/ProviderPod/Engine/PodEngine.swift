@@ -130,6 +130,7 @@ final class PodEngine: @unchecked Sendable {
     }
     waiters?.leave()
     withExtendedLifetime(released) {}
+    if reporting { noteRecreation(of: provider.info, into: &events) }
     if reporting { report(events) }
     return value
   }

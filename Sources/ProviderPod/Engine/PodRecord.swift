@@ -34,6 +34,9 @@ final class PodRecord {
   var children: [ObjectIdentifier: Unowned] = [:]
   /// False once the pod is gone: builds still running then cache nothing in it.
   var isAlive = true
+  /// For an observed pod only: the provider cached last for each declaration and name, to
+  /// notice a provider made again by the same expression (see `RecreatedProviders.swift`).
+  var lookalikes = LookalikeIndex()
 
   struct Unowned {
     unowned(unsafe) let record: PodRecord

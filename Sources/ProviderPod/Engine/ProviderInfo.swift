@@ -12,15 +12,27 @@ final class ProviderInfo: Sendable {
   let isAlwaysNew: Bool
   /// The family this provider belongs to, for a `ProviderFamily` member.
   let family: FamilyInfo?
+  /// Where the provider was declared and what it builds, to tell a provider made again by
+  /// the same expression (a computed property) from another one. Nil for a family member:
+  /// its family has it.
+  let declaration: Declaration?
+  /// The provider this identity belongs to, held weakly: once it is gone, no resolve can
+  /// reach what a pod holds for it. Set once, before the provider is shared; nil for a
+  /// family member, whose family is the owner. Read it outside the pod's lock.
+  nonisolated(unsafe) weak var owner: AnyObject?
 
   var key: ProviderKey { ProviderKey(address: UInt(bitPattern: ObjectIdentifier(self))) }
 
-  init(name: String, cycleLabel: String, scope: ScopeInfo, family: FamilyInfo? = nil) {
+  init(
+    name: String, cycleLabel: String, scope: ScopeInfo, family: FamilyInfo? = nil,
+    declaration: Declaration? = nil
+  ) {
     self.name = name
     self.cycleLabel = cycleLabel
     self.scope = scope
     self.isAlwaysNew = scope.kind == .alwaysCreateNew
     self.family = family
+    self.declaration = declaration
   }
 }
 
@@ -29,13 +41,15 @@ extension ProviderInfo {
   /// type and where it was declared, such as `Session (SignUp.swift:12)`. Cycle reports add
   /// the declaration site to a given name too.
   convenience init(
-    givenName: String?, typeName: String, fileID: String, line: Int, scope: any ProviderScope
+    givenName: String?, typeName: String, fileID: String, line: Int, column: Int,
+    valueType: Any.Type, scope: any ProviderScope
   ) {
     let location = declarationSite(fileID: fileID, line: line)
     let name = givenName ?? "\(typeName) (\(location))"
     self.init(
       name: name, cycleLabel: givenName.map { "\($0) (\(location))" } ?? name,
-      scope: ScopeInfo(scope))
+      scope: ScopeInfo(scope),
+      declaration: Declaration(fileID: fileID, line: line, column: column, valueType: valueType))
   }
 }
 
