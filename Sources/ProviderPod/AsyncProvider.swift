@@ -14,6 +14,10 @@
 /// waiting without cancelling the build for the others; when every caller has gone, the build
 /// is cancelled. Its builder can resolve plain and async providers through the pod it receives.
 public final class AsyncProvider<Value: Sendable>: Sendable {
+  /// What the pod's record of this provider holds weakly to learn that the provider is gone.
+  /// A token rather than the provider itself: a weak reference gives its target a side table,
+  /// which would slow every retain and release of the provider on the resolve path.
+  private let liveness = Liveness()
   let info: ProviderInfo
   let build: @Sendable (BuildContext) async throws -> Value
   let onDiscard: DisposalHook<Value>?
@@ -51,7 +55,7 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
     familyBuild = nil
-    info.owner = self
+    info.owner = liveness
   }
 
   init(
@@ -93,6 +97,10 @@ extension AsyncProvider: CustomStringConvertible {
 /// let avatar = try await pod.resolve(avatarProvider(42))
 /// ```
 public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sendable>: Sendable {
+  /// What the pod's record of this provider holds weakly to learn that the provider is gone.
+  /// A token rather than the provider itself: a weak reference gives its target a side table,
+  /// which would slow every retain and release of the provider on the resolve path.
+  private let liveness = Liveness()
   let info: FamilyInfo
   let build: @Sendable (BuildContext, Argument) async throws -> Value
   let onDiscard: DisposalHook<Value>?
@@ -119,7 +127,7 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
       scope: ScopeInfo(scope))
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
-    info.owner = self
+    info.owner = liveness
   }
 
   /// The member for `argument`: the same dependency for equal arguments.

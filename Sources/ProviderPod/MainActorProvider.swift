@@ -16,6 +16,10 @@
 /// the hook runs on the main actor, at once when the discard happens there and scheduled onto
 /// it otherwise.
 public final class MainActorProvider<Value>: Sendable {
+  /// What the pod's record of this provider holds weakly to learn that the provider is gone.
+  /// A token rather than the provider itself: a weak reference gives its target a side table,
+  /// which would slow every retain and release of the provider on the resolve path.
+  private let liveness = Liveness()
   let provider: Provider<Value>
 
   /// The name used in events and cycle reports.
@@ -48,7 +52,7 @@ public final class MainActorProvider<Value>: Sendable {
         givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
         valueType: Value.self, scope: scope),
       onDiscard: onDiscard.map(onMainActor), build: Self.isolated(build))
-    provider.info.owner = self
+    provider.info.owner = liveness
   }
 
   /// An override for ``Pod/init(overrides:observer:)`` that builds the value another way.

@@ -31,6 +31,7 @@ public final class Pod: Sendable {
     parent = nil
     engine = PodEngine(overrides: overrides.map(\.record), observer: observer)
     engine.root = self
+    engine.pod.owner = self
     engine.report(Self.overriddenEvents(overrides, in: engine))
   }
 
@@ -76,6 +77,7 @@ public final class Pod: Sendable {
       parent: parent.engine, ownedScopes: owned, overrides: overrides.map(\.record),
       observer: observer)
     engine.root = self
+    engine.pod.owner = self
     engine.report(Self.overriddenEvents(overrides, in: engine))
   }
 

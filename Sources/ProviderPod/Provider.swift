@@ -26,6 +26,10 @@
 /// away. The compiler cannot tell the two apart; a pod with an observer reports the mistake as
 /// ``PodEvent/providerRecreated(provider:declaration:)``.
 public final class Provider<Value>: Sendable {
+  /// What the pod's record of this provider holds weakly to learn that the provider is gone.
+  /// A token rather than the provider itself: a weak reference gives its target a side table,
+  /// which would slow every retain and release of the provider on the resolve path.
+  private let liveness = Liveness()
   let info: ProviderInfo
   let build: @Sendable (BuildContext) -> Value
   let onDiscard: DisposalHook<Value>?
@@ -77,7 +81,7 @@ public final class Provider<Value>: Sendable {
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
     self.familyBuild = nil
-    info.owner = self
+    info.owner = liveness
   }
 
   /// A provider whose hook needs to know where the discard happened (main-actor providers).

@@ -21,6 +21,10 @@ import Dispatch
 /// A family keeps its members only while a pod caches or overrides them, so a family used with
 /// many arguments does not grow without bound once their scope is cleared.
 public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendable {
+  /// What the pod's record of this provider holds weakly to learn that the provider is gone.
+  /// A token rather than the provider itself: a weak reference gives its target a side table,
+  /// which would slow every retain and release of the provider on the resolve path.
+  private let liveness = Liveness()
   let info: FamilyInfo
   let build: @Sendable (BuildContext, Argument) -> Value
   let onDiscard: DisposalHook<Value>?
@@ -57,7 +61,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
       scope: ScopeInfo(scope))
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
-    info.owner = self
+    info.owner = liveness
   }
 
   /// The member for `argument`: the same dependency for equal arguments.

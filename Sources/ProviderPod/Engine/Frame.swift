@@ -10,6 +10,10 @@ import Dispatch
 /// Frames are reused: once a build is over and nothing but the engine holds its frame (no
 /// context kept by a builder, no child frame, no waiter), the frame goes back to the engine's
 /// spare list, so a build allocates nothing of its own.
+///
+/// Fields are exempt from dynamic exclusivity checks, which cost more than the rest of an
+/// always-new build's bookkeeping: the lock (or, for `threadPrevious`, the thread) is what
+/// makes access exclusive.
 final class Frame: @unchecked Sendable {
   enum Phase {
     /// On the spare list.
@@ -25,32 +29,32 @@ final class Frame: @unchecked Sendable {
 
   /// The tree of pods the frame belongs to, for finding a thread's frame of a given pod.
   let treeID: ObjectIdentifier
-  private(set) var phase = Phase.idle
-  private(set) var info: ProviderInfo?
-  private(set) var scope: ScopeInfo?
+  @exclusivity(unchecked) private(set) var phase = Phase.idle
+  @exclusivity(unchecked) private(set) var info: ProviderInfo?
+  @exclusivity(unchecked) private(set) var scope: ScopeInfo?
   /// For a build whose result is cached, the slot it was placed in (where others join it);
   /// nil for an always-new build.
-  private(set) var slot: Slot?
+  @exclusivity(unchecked) private(set) var slot: Slot?
   /// The pod the build resolves through: its overrides and shared instances are what the
   /// builder sees.
-  private(set) var pod: PodRecord?
+  @exclusivity(unchecked) private(set) var pod: PodRecord?
   /// The frame whose builder asked for this one, in the same pod.
-  private(set) var parent: Frame?
+  @exclusivity(unchecked) private(set) var parent: Frame?
   /// How many frames are above this one: cycle checks compare depths instead of walking.
-  private(set) var depth = 0
+  @exclusivity(unchecked) private(set) var depth = 0
   /// For an always-new build: the nearest caching build above it, which depends on whatever
   /// this one resolves, since nothing in between is cached.
-  private var enclosingOwner: Frame?
+  @exclusivity(unchecked) private var enclosingOwner: Frame?
   /// The scope's clear count when the build began: a clear while it runs makes it stale.
-  private(set) var scopeEpoch = 0
+  @exclusivity(unchecked) private(set) var scopeEpoch = 0
   /// The providers this build resolved, each counted once in their slot's `dependents`.
-  var dependencies: [ObjectIdentifier: Slot] = [:]
+  @exclusivity(unchecked) var dependencies: [ObjectIdentifier: Slot] = [:]
   /// Created by the first thread that waits for this build; left by the builder when done.
-  var waiters: DispatchGroup?
+  @exclusivity(unchecked) var waiters: DispatchGroup?
   /// For an async build: its task and the callers waiting for it.
-  var asyncBuild: AnyAsyncBuild?
+  @exclusivity(unchecked) var asyncBuild: AnyAsyncBuild?
   /// The frame this one was pushed over on its thread (see `CurrentFrame`).
-  unowned(unsafe) var threadPrevious: Frame?
+  @exclusivity(unchecked) unowned(unsafe) var threadPrevious: Frame?
 
   init(treeID: ObjectIdentifier) {
     self.treeID = treeID
@@ -59,10 +63,10 @@ final class Frame: @unchecked Sendable {
   var key: ProviderKey { info.unsafelyUnwrapped.key }
   /// Whether the result is cached (`slot != nil`), kept as a flag so the hot path need not
   /// retain the slot to ask.
-  private(set) var caches = false
+  @exclusivity(unchecked) private(set) var caches = false
   /// The scope's identity when a clear of it can make this build stale (a caching build in a
   /// scope other than `SingletonScope`), kept as a value so the check retains nothing.
-  private(set) var clearableScope: ScopeKey?
+  @exclusivity(unchecked) private(set) var clearableScope: ScopeKey?
   var isBuilding: Bool { phase == .running || phase == .invalidated }
 
   func begin(

@@ -21,7 +21,6 @@ final class PodEngine: @unchecked Sendable {
     for record in overrides { pod.overrides[record.providerKey] = record }
     state = Locked(EngineState(root: pod))
     isObserved = observer != nil
-    pod.engine = self
   }
 
   /// A child pod's engine, in its parent's tree.
@@ -33,7 +32,6 @@ final class PodEngine: @unchecked Sendable {
     for record in overrides { pod.overrides[record.providerKey] = record }
     state = parent.state
     isObserved = observer != nil || parent.isObserved
-    pod.engine = self
     let child = pod
     parent.state.withLock { _ in
       child.parent!.children[child.id] = PodRecord.Unowned(record: child)
@@ -240,7 +238,7 @@ final class PodEngine: @unchecked Sendable {
   /// Tells each event's pod's observer, if it has one and is still there.
   func report(_ events: [ReportedEvent]) {
     for reported in events {
-      guard let observer = reported.pod.observer, let pod = reported.pod.engine?.root else {
+      guard let observer = reported.pod.observer, let pod = reported.pod.owner else {
         continue
       }
       observer.pod(pod, didReport: reported.event)

@@ -12,8 +12,10 @@ final class PodRecord {
   /// one of them is built and cached here rather than shared with the parent.
   let ownedScopes: Set<ScopeKey>
   let observer: (any PodObserver)?
-  /// The engine, for reporting events to the pod's observer.
-  weak var engine: PodEngine?
+  /// The pod, for reporting events to its observer. The pod rather than its engine: a weak
+  /// reference gives its target a side table, which makes every retain and release of it
+  /// slower, and engines are retained on every build, pods are not.
+  weak var owner: Pod?
 
   /// Per provider: its cached instance (or a link to an ancestor's), build in progress, and
   /// what was built from it. Read on every cached resolve, so exempt from the dynamic
@@ -21,22 +23,22 @@ final class PodRecord {
   /// guarantees exclusive access.
   @exclusivity(unchecked) var slots: [ProviderKey: Slot] = [:]
   /// Overrides by provider key, and family overrides by family key.
-  var overrides: [ProviderKey: OverrideRecord] = [:]
+  @exclusivity(unchecked) var overrides: [ProviderKey: OverrideRecord] = [:]
   /// For each scope that can be cleared, the providers with an instance cached in it.
-  var scopeMembers: [ScopeKey: Set<ProviderKey>] = [:]
+  @exclusivity(unchecked) var scopeMembers: [ScopeKey: Set<ProviderKey>] = [:]
   /// For each family, its members that have a slot.
-  var familySlots: [ProviderKey: Set<ProviderKey>] = [:]
+  @exclusivity(unchecked) var familySlots: [ProviderKey: Set<ProviderKey>] = [:]
   /// How often each scope has been cleared: a build that began before a clear of its scope
   /// is stale, without the clear having to find every running build.
-  var scopeEpochs: [ScopeKey: Int] = [:]
+  @exclusivity(unchecked) var scopeEpochs: [ScopeKey: Int] = [:]
   /// The live child pods. Not owned: a parent does not keep its children alive, and a child
   /// removes itself here when it goes away.
-  var children: [ObjectIdentifier: Unowned] = [:]
+  @exclusivity(unchecked) var children: [ObjectIdentifier: Unowned] = [:]
   /// False once the pod is gone: builds still running then cache nothing in it.
-  var isAlive = true
+  @exclusivity(unchecked) var isAlive = true
   /// For an observed pod only: the provider cached last for each declaration and name, to
   /// notice a provider made again by the same expression (see `RecreatedProviders.swift`).
-  var lookalikes = LookalikeIndex()
+  @exclusivity(unchecked) var lookalikes = LookalikeIndex()
 
   struct Unowned {
     unowned(unsafe) let record: PodRecord

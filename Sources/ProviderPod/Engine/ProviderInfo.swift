@@ -16,7 +16,7 @@ final class ProviderInfo: Sendable {
   /// the same expression (a computed property) from another one. Nil for a family member:
   /// its family has it.
   let declaration: Declaration?
-  /// The provider this identity belongs to, held weakly: once it is gone, no resolve can
+  /// The provider this identity belongs to (its `Liveness` token), held weakly: once it is gone, no resolve can
   /// reach what a pod holds for it. Set once, before the provider is shared; nil for a
   /// family member, whose family is the owner. Read it outside the pod's lock.
   nonisolated(unsafe) weak var owner: AnyObject?
@@ -78,3 +78,7 @@ struct ProviderKey: Hashable, Sendable {
     return Int(truncatingIfNeeded: mixed ^ (mixed >> 33))
   }
 }
+
+/// Held by a provider (or family) and weakly by its record: nil in the record once the
+/// provider is gone.
+final class Liveness: Sendable {}

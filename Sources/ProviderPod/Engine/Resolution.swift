@@ -43,7 +43,9 @@ extension EngineState {
     {
       return hit
     }
-    let applied = pod.override(for: provider)
+    // Most pods override nothing: a root pod without overrides skips the lookup.
+    let applied =
+      pod.parent == nil && pod.overrides.isEmpty ? nil : pod.override(for: provider)
     let override = applied?.record
     let scope = override?.scope ?? provider.scope
     if scope.kind == .alwaysCreateNew {

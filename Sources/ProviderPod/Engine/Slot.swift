@@ -5,21 +5,24 @@
 /// in both directions is what makes a discard cost what it discards: the instances built
 /// from a provider are found here, not by scanning every cached instance. The instances
 /// built from it may live in a child pod: links point at slots, wherever they are.
+///
+/// Guarded by the tree's lock, which is what makes access exclusive: fields are exempt from
+/// the dynamic exclusivity checks a class's stored properties would otherwise cost.
 final class Slot {
   let info: ProviderInfo
   /// The pod whose slot this is.
   let pod: PodRecord
   /// The cached instance; for a link, the ancestor's instance it shares.
-  var entry: CacheEntry?
+  @exclusivity(unchecked) var entry: CacheEntry?
   /// The newest caching build of the provider; only a running one is joined.
-  var build: Frame?
+  @exclusivity(unchecked) var build: Frame?
   /// Set when this pod shares an ancestor's instance: the ancestor's slot. A link is a
   /// shortcut for finding the shared instance; what is built from it depends on the
   /// ancestor's slot, and the link goes when the ancestor's instance does.
-  var linkTarget: Slot?
+  @exclusivity(unchecked) var linkTarget: Slot?
   /// The slots whose cached instance or running build was built from this one (or that link
   /// to it), with how many of those each has (an old stale build and a new one can overlap).
-  var dependents: [ObjectIdentifier: Dependent] = [:]
+  @exclusivity(unchecked) var dependents: [ObjectIdentifier: Dependent] = [:]
 
   struct Dependent {
     let slot: Slot
