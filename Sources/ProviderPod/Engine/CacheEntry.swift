@@ -9,7 +9,7 @@ class CacheEntry: @unchecked Sendable {
   /// The providers this instance was built from (directly or through uncached providers):
   /// discarding any of them discards this instance. Each slot counts this instance among its
   /// dependents for as long as it is cached.
-  var dependencies: [ObjectIdentifier: Slot] = [:]
+  var dependencies: [SlotID: Slot] = [:]
 
   /// A `StrongEntry`'s value; nil for a `WeakEntry`.
   let valueStorage: UnsafeMutableRawPointer?

@@ -80,7 +80,7 @@ struct EngineState {
 
   /// Forgets that `dependent` was built from each of `dependencies`.
   mutating func dropDependent(
-    _ dependent: Slot, from dependencies: [ObjectIdentifier: Slot], released: inout [AnyObject]
+    _ dependent: Slot, from dependencies: [SlotID: Slot], released: inout [AnyObject]
   ) {
     for slot in dependencies.values { dropDependent(dependent, on: slot, released: &released) }
   }
@@ -188,12 +188,12 @@ struct EngineState {
   /// be deeper than the call stack allows. Each instance comes with the slot it was cached in,
   /// which is how "built from" names it.
   static func dependentsFirst(_ removed: [(slot: Slot, entry: CacheEntry)]) -> [CacheEntry] {
-    var bySlot: [ObjectIdentifier: CacheEntry] = [:]
+    var bySlot: [SlotID: CacheEntry] = [:]
     for (slot, entry) in removed { bySlot[slot.id] = entry }
     var order: [CacheEntry] = []
-    var visited: Set<ObjectIdentifier> = []
+    var visited: Set<SlotID> = []
     for (root, _) in removed where !visited.contains(root.id) {
-      var stack: [(slot: ObjectIdentifier, expanded: Bool)] = [(root.id, false)]
+      var stack: [(slot: SlotID, expanded: Bool)] = [(root.id, false)]
       while let (slot, expanded) = stack.popLast() {
         guard let entry = bySlot[slot] else { continue }
         if expanded {

@@ -48,7 +48,7 @@ final class Frame: @unchecked Sendable {
   /// The scope's clear count when the build began: a clear while it runs makes it stale.
   @exclusivity(unchecked) private(set) var scopeEpoch = 0
   /// The providers this build resolved, each counted once in their slot's `dependents`.
-  @exclusivity(unchecked) var dependencies: [ObjectIdentifier: Slot] = [:]
+  @exclusivity(unchecked) var dependencies: [SlotID: Slot] = [:]
   /// Created by the first thread that waits for this build; left by the builder when done.
   @exclusivity(unchecked) var waiters: DispatchGroup?
   /// For an async build: its task and the callers waiting for it.

@@ -7,11 +7,11 @@ extension EngineState {
   /// manner of swift-collections' `_checkInvariants()`, reporting problems with `#expect`.
   func invariantViolations() -> [String] {
     var problems: [String] = []
-    var expected: [ObjectIdentifier: [ObjectIdentifier: Int]] = [:]
+    var expected: [SlotID: [SlotID: Int]] = [:]
     var running = 0
     let pods = root.isAlive ? root.subtree : []
     func checkDependencies(
-      of dependent: Slot, _ dependencies: [ObjectIdentifier: Slot], doing: String
+      of dependent: Slot, _ dependencies: [SlotID: Slot], doing: String
     ) {
       for (id, dependency) in dependencies {
         let name = dependent.info.name

@@ -72,13 +72,22 @@ struct ProviderKey: Hashable, Sendable {
   /// addresses, not attacker-chosen input, so a multiplicative mix is enough; it costs a few
   /// instructions where SipHash cost about 180 on every cached resolve.
   func _rawHashValue(seed: Int) -> Int {
-    var mixed = UInt64(truncatingIfNeeded: address) ^ UInt64(truncatingIfNeeded: seed)
-    mixed = (mixed ^ (mixed >> 33)) &* 0xFF51_AFD7_ED55_8CCD
-    mixed = (mixed ^ (mixed >> 33)) &* 0xC4CE_B9FE_1A85_EC53
-    return Int(truncatingIfNeeded: mixed ^ (mixed >> 33))
+    mixedAddressHash(address, seed: seed)
   }
+
 }
 
 /// Held by a provider (or family) and weakly by its record: nil in the record once the
 /// provider is gone.
 final class Liveness: Sendable {}
+
+/// The hash dictionaries use for an object's address. The keys are object addresses, not
+/// attacker-chosen input, so a multiplicative mix is enough; it costs a few instructions where
+/// SipHash cost about 180 on every cached resolve.
+@inline(__always)
+func mixedAddressHash(_ address: UInt, seed: Int) -> Int {
+  var mixed = UInt64(truncatingIfNeeded: address) ^ UInt64(truncatingIfNeeded: seed)
+  mixed = (mixed ^ (mixed >> 33)) &* 0xFF51_AFD7_ED55_8CCD
+  mixed = (mixed ^ (mixed >> 33)) &* 0xC4CE_B9FE_1A85_EC53
+  return Int(truncatingIfNeeded: mixed ^ (mixed >> 33))
+}

@@ -167,7 +167,7 @@ extension EngineState {
 
   /// The pod a build placed in `slot` caches its instance in: the deepest of the slot's pod
   /// and the pods that own what it was built from.
-  static func home(placedIn slot: Slot, builtFrom dependencies: [ObjectIdentifier: Slot])
+  static func home(placedIn slot: Slot, builtFrom dependencies: [SlotID: Slot])
     -> PodRecord
   {
     var home = slot.pod
@@ -198,7 +198,7 @@ extension EngineState {
     if frame.caches, let slot = frame.slot {
       if slot.build === frame { slot.build = nil }
       waiters = frame.waiters
-      var dependencies: [ObjectIdentifier: Slot] = [:]
+      var dependencies: [SlotID: Slot] = [:]
       swap(&dependencies, &frame.dependencies)
       let home = Self.home(placedIn: slot, builtFrom: dependencies)
       let homeSlot = home === slot.pod ? slot : self.slot(for: slot.info, in: home)
