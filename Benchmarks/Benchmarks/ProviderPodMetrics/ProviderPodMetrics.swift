@@ -53,6 +53,25 @@ final class Node: @unchecked Sendable {
 /// A custom scope such as a screen's: what the scope workloads cache and clear.
 struct ScreenScope: ProviderScope {}
 
+/// A request's scope, owned by a child pod per request (workload 11).
+struct RequestScope: ProviderScope {}
+
+/// What a request builds from two app singletons.
+final class RequestHandler: @unchecked Sendable {
+  let first: Service
+  let second: Service
+  init(_ first: Service, _ second: Service) {
+    self.first = first
+    self.second = second
+  }
+}
+
+private let repository = Provider { _ in Service(value: 1) }
+private let mailer = Provider { _ in Service(value: 2) }
+private let requestHandler = Provider(scope: RequestScope()) { pod in
+  RequestHandler(pod.resolve(repository), pod.resolve(mailer))
+}
+
 private let service = Provider { _ in Service() }
 private let newService = Provider(scope: AlwaysCreateNewScope()) { _ in Service() }
 
@@ -151,6 +170,21 @@ let benchmarks: @Sendable () -> Void = {
 
   Benchmark("4-chain-of-10-all-cached", configuration: batched) { _ in
     for _ in 0..<batch { blackHole(cachedPod.resolve(cached9)) }
+  }
+
+  // A child pod's resolve of an instance it shares with its parent: the same lookup as the
+  // parent's, so no allocation either.
+  let appPod = Pod()
+  let childPod = Pod(parent: appPod, scopes: [RequestScope()])
+  blackHole(childPod.resolve(repository))
+
+  Benchmark("11-child-pod-resolve-of-a-shared-instance", configuration: batched) { _ in
+    for _ in 0..<batch { blackHole(childPod.resolve(repository)) }
+  }
+
+  Benchmark("11-child-pod-per-request") { _ in
+    let requestPod = Pod(parent: appPod, scopes: [RequestScope()])
+    blackHole(requestPod.resolve(requestHandler))
   }
 
   Benchmark("6-new-pod-and-root-with-100-deps") { benchmark in

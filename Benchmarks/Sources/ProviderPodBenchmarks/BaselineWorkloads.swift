@@ -65,8 +65,38 @@ final class MutexContainer: Sendable {
 /// Distinct keys for the mutex container.
 final class Key: Sendable {}
 
+/// Workload 11 by hand: the app's singletons in one mutex dictionary, each request's
+/// instances in a dictionary of its own, dropped with the request.
+@inline(never)
+private func handleRequest(app: MutexContainer) -> Int {
+  var requestInstances: [ObjectIdentifier: Any] = [:]
+  let handler = RequestHandler(
+    app.resolve(ObjectIdentifier(Repository.self)) { Service(value: 1) },
+    app.resolve(ObjectIdentifier(Mailer.self)) { Service(value: 2) })
+  requestInstances[ObjectIdentifier(RequestHandler.self)] = handler
+  return (requestInstances[ObjectIdentifier(RequestHandler.self)] as! RequestHandler).first.value
+}
+
 struct MutexDictionaryWorkloads: Workloads {
   let name = "Mutex dictionary"
+
+  func childPerRequest(_ effort: Effort) -> Double? {
+    let app = MutexContainer()
+    _ = handleRequest(app: app)
+    return measure(effort, operations: 200_000) { count in
+      for _ in 0..<count { consume(handleRequest(app: app)) }
+    }
+  }
+
+  func childPerRequestTwoThreads(_ effort: Effort) -> Double? {
+    let app = MutexContainer()
+    _ = handleRequest(app: app)
+    return measureConcurrently(effort, threads: 2, operations: 200_000) { count in
+      var total = 0
+      for _ in 0..<count { total &+= handleRequest(app: app) }
+      return total
+    }
+  }
 
   func cachedSingleton(_ effort: Effort) -> Double? {
     let container = MutexContainer()

@@ -33,3 +33,21 @@ final class Node: @unchecked Sendable {
   let below: Node?
   init(_ below: Node?) { self.below = below }
 }
+
+/// What a request of workload 11 builds: a request-scoped handler from two app singletons.
+final class RequestHandler: @unchecked Sendable {
+  let first: Service
+  let second: Service
+  init(_ first: Service, _ second: Service) {
+    self.first = first
+    self.second = second
+  }
+}
+
+/// Two distinct singleton types for workload 11, for libraries (and baselines) keyed by type.
+final class Repository: @unchecked Sendable {
+  let service = Service(value: 1)
+}
+final class Mailer: @unchecked Sendable {
+  let service = Service(value: 2)
+}

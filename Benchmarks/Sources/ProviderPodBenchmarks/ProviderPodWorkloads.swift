@@ -42,6 +42,21 @@ private let deepChainProviders: [Provider<Node>] = {
   return chain
 }()
 
+/// Workload 11: a request scope, a handler in it built from two app singletons.
+private struct RequestScope: ProviderScope {}
+private let repository = Provider { _ in Service(value: 1) }
+private let mailer = Provider { _ in Service(value: 2) }
+private let requestHandler = Provider(scope: RequestScope()) { pod in
+  RequestHandler(pod.resolve(repository), pod.resolve(mailer))
+}
+
+/// One request: a child pod that owns the request scope, the handler resolved, the pod released.
+@inline(never)
+private func handleRequest(in app: Pod) -> Int {
+  let requestPod = Pod(parent: app, scopes: [RequestScope()])
+  return requestPod.resolve(requestHandler).first.value
+}
+
 struct ProviderPodWorkloads: Workloads {
   let name = "ProviderPod"
 
@@ -132,6 +147,24 @@ struct ProviderPodWorkloads: Workloads {
     let top = deepChainProviders[deepChainProviders.count - 1]
     return measure(effort, operations: 1) { count in
       for _ in 0..<count { consume(Pod().resolve(top)) }
+    }
+  }
+
+  func childPerRequest(_ effort: Effort) -> Double? {
+    let app = Pod()
+    _ = handleRequest(in: app)
+    return measure(effort, operations: 200_000) { count in
+      for _ in 0..<count { consume(handleRequest(in: app)) }
+    }
+  }
+
+  func childPerRequestTwoThreads(_ effort: Effort) -> Double? {
+    let app = Pod()
+    _ = handleRequest(in: app)
+    return measureConcurrently(effort, threads: 2, operations: 200_000) { count in
+      var total = 0
+      for _ in 0..<count { total &+= handleRequest(in: app) }
+      return total
     }
   }
 }

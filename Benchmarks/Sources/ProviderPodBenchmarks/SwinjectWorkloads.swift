@@ -140,6 +140,31 @@ extension SwinjectWorkloads {
   }
 
   // No deep chain: Swinject stops resolving at a depth of 200 (its `maxResolutionDepth`).
+
+  /// A child container per request, as Swinject's users make one: the request's handler is
+  /// registered in the child, the singletons in the parent.
+  private func handleRequest(app: Container) -> Int {
+    let request = Container(parent: app)
+    request.register(RequestHandler.self) { r in
+      RequestHandler(r.resolve(Repository.self)!.service, r.resolve(Mailer.self)!.service)
+    }.inObjectScope(.container)
+    return request.resolve(RequestHandler.self)!.first.value
+  }
+
+  private func requestApp() -> Container {
+    let app = Container()
+    app.register(Repository.self) { _ in Repository() }.inObjectScope(.container)
+    app.register(Mailer.self) { _ in Mailer() }.inObjectScope(.container)
+    return app
+  }
+
+  func childPerRequest(_ effort: Effort) -> Double? {
+    let app = requestApp()
+    _ = handleRequest(app: app)
+    return measure(effort, operations: 50_000) { count in
+      for _ in 0..<count { consume(handleRequest(app: app)) }
+    }
+  }
 }
 
 /// Swinject's resolvers are not marked Sendable; the synchronized one is thread-safe.

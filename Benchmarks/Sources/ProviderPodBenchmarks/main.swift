@@ -13,6 +13,8 @@ protocol Workloads {
   func scopedResolveAndClear(_ effort: Effort, singletons: Int) -> Double?
   func clearScope(_ effort: Effort, size: Int) -> Double?
   func deepChain(_ effort: Effort) -> Double?
+  func childPerRequest(_ effort: Effort) -> Double?
+  func childPerRequestTwoThreads(_ effort: Effort) -> Double?
 }
 
 extension Workloads {
@@ -26,6 +28,8 @@ extension Workloads {
   func scopedResolveAndClear(_ effort: Effort, singletons: Int) -> Double? { nil }
   func clearScope(_ effort: Effort, size: Int) -> Double? { nil }
   func deepChain(_ effort: Effort) -> Double? { nil }
+  func childPerRequest(_ effort: Effort) -> Double? { nil }
+  func childPerRequestTwoThreads(_ effort: Effort) -> Double? { nil }
 }
 
 /// Nanoseconds per stored instance: fresh containers, each filled with `distinct` instances.
@@ -107,6 +111,10 @@ let rows: [Row] = [
   },
   Row(title: "9. clear a scope of 1,000 (per instance)") { $0.clearScope(effort, size: 1_000) },
   Row(title: "10. chain 10,000 deep, first resolve") { $0.deepChain(effort.slow) },
+  Row(title: "11. child pod per request") { $0.childPerRequest(effort) },
+  Row(title: "11. child pod per request, 2 threads (per thread)") {
+    $0.childPerRequestTwoThreads(effort)
+  },
 ]
 
 func format(_ value: Double?) -> String {
@@ -192,6 +200,14 @@ if let ours = results[11][0], let swinject = results[11][1] {
   print(
     "ProviderPod clear of 1,000 per instance vs Swinject's: \(ratio(ours, swinject))"
       + " (budget: 1.0x).")
+}
+if let ours = results[13][0], let byHand = results[13][5] {
+  print("ProviderPod child pod per request vs by hand: \(ratio(ours, byHand)) (budget: 2x).")
+}
+if let ours = results[14][0], let byHand = results[14][5] {
+  print(
+    "ProviderPod child pod per request on 2 threads vs by hand: \(ratio(ours, byHand))"
+      + " (budget: 2x).")
 }
 print("")
 print("(sink \(sink % 10); operations measured: \(operationsMeasured))")

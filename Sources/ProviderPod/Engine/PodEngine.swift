@@ -65,12 +65,39 @@ final class PodEngine: @unchecked Sendable {
 
   /// Resolves from `caller`'s build; with `callerUnknown`, from whichever build of this pod
   /// runs on the current thread or task, if any (a resolve through the pod itself).
+  ///
+  /// Split in three so that what stays on the stack while a builder runs is small: a chain
+  /// of nested builds keeps one `resolve`, `run` and `callBuilder` per level, and chains can
+  /// be thousands deep. Looking up and finishing, with their larger frames, are outlined.
   func resolve<Value>(
     _ provider: Provider<Value>, from caller: Frame?, callerUnknown: Bool = false
   ) -> Value {
+    switch prepare(provider.info, from: caller, callerUnknown: callerUnknown) {
+    case .cached(let entry):
+      return entry.value(as: Value.self)
+    case .cachedObject(let object):
+      // The entry was made from a `Value`, so the cast back cannot fail.
+      return object.value as! Value
+    case .build(let frame, let override, let caller):
+      return run(provider, in: frame, override: override, caller: caller)
+    }
+  }
+
+  /// What `prepare` found. Not generic over the value: an unspecialised generic enum would
+  /// have its metadata looked up on every resolve.
+  private enum Prepared {
+    case cached(CacheEntry)
+    case cachedObject(UncheckedSendable<AnyObject>)
+    case build(Frame, override: OverrideRecord?, caller: Frame?)
+  }
+
+  /// The cached instance, or a frame to build it in, after waiting for other threads' builds.
+  @inline(never)
+  private func prepare(
+    _ info: ProviderInfo, from caller: Frame?, callerUnknown: Bool
+  ) -> Prepared {
     var caller = caller
     var callerUnknown = callerUnknown
-    let info = provider.info
     let reporting = isObserved
     while true {
       var events: [ReportedEvent] = []
@@ -84,20 +111,19 @@ final class PodEngine: @unchecked Sendable {
       switch consume step {
       case .cached(let entry):
         if reporting { report(events) }
-        return entry.value(as: Value.self)
+        return .cached(entry)
       case .cachedObject(let object):
         if reporting { report(events) }
-        // The entry was made from a `Value`, so the cast back cannot fail.
-        return object.value as! Value
+        return .cachedObject(object)
       case .cycle(let message):
         fatalError(message)
       case .wait(let group, let waitID):
         group.wait()
         if let waitID { _ = state.withLock { $0.waits.removeValue(forKey: waitID) } }
       case .build(let frame, let override):
-        return run(provider, in: frame, override: override, caller: caller)
+        return .build(frame, override: override, caller: caller)
       case .joinAsync:
-        preconditionFailure("ProviderPod: \(provider.name) is being built asynchronously")
+        preconditionFailure("ProviderPod: \(info.name) is being built asynchronously")
       case .callerFinished:
         let current = currentFrame()
         caller = current === caller ? nil : current
@@ -114,6 +140,16 @@ final class PodEngine: @unchecked Sendable {
     let value = CurrentFrame.withThreadFrame(frame) {
       callBuilder(provider, in: frame, override: override)
     }
+    complete(provider, value: value, in: &frame, override: override, caller: caller)
+    return value
+  }
+
+  /// Caches what a build made (unless it went stale), and releases those waiting for it.
+  @inline(never)
+  private func complete<Value>(
+    _ provider: Provider<Value>, value: Value, in frame: inout Frame,
+    override: OverrideRecord?, caller: Frame?
+  ) {
     let entry =
       frame.caches
       ? makeEntry(caching: value, in: frame, override: override, onDiscard: provider.onDiscard)
@@ -130,7 +166,6 @@ final class PodEngine: @unchecked Sendable {
     withExtendedLifetime(released) {}
     if reporting { noteRecreation(of: provider.info, into: &events) }
     if reporting { report(events) }
-    return value
   }
 
   /// Runs the builder with a context of its own; the context is gone when this returns, so
