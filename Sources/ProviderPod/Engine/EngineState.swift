@@ -23,6 +23,8 @@ struct EngineState {
   var spareFrames: [Frame] = []
   /// False once the pod is gone: builds still running then cache nothing.
   var isAlive = true
+  /// Instance watchers and retry back-offs, told about every change.
+  var watchers = Watchers()
 
   struct Wait {
     let waiter: Frame
@@ -35,6 +37,8 @@ struct EngineState {
     var events: [PodEvent] = []
     var disposals: [CacheEntry] = []
     var released: [AnyObject] = []
+    /// Watchers and back-offs to wake (see `noticeChange`).
+    var wakeUps: [() -> Void] = []
   }
 
   // MARK: Slots

@@ -147,9 +147,13 @@ final class PodEngine: @unchecked Sendable {
     isolation: (any Actor)?, _ body: (inout EngineState, inout EngineState.Aftermath) -> Void
   ) {
     var after = EngineState.Aftermath()
-    state.withLock { body(&$0, &after) }
+    state.withLock {
+      body(&$0, &after)
+      $0.noticeChange(into: &after)
+    }
     defer { withExtendedLifetime(after.released) {} }
     report(after.events)
+    for wakeUp in after.wakeUps { wakeUp() }
     guard !after.disposals.isEmpty else { return }
     // Main-actor hooks run at once when the caller is on the main actor.
     let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
@@ -195,6 +199,7 @@ final class PodEngine: @unchecked Sendable {
   /// report about), and let running builds finish without caching.
   func shutDown() {
     let (released, disposals) = state.withLock { $0.discardAll() }
+    for wakeUp in state.withLock({ $0.endWatchers() }) { wakeUp() }
     for entry in disposals { entry.dispose(onMainActor: false) }
     withExtendedLifetime(released) {}
   }

@@ -1,0 +1,116 @@
+/// Who waits for the pod to change: iterators of `Pod.instances(of:)`, and async builds backing
+/// off before their next attempt. Kept in the engine's state, so a change and the check of
+/// whether it concerns a watcher happen under one lock: a discard can never slip in between a
+/// watcher's resolve and its note of what it got.
+struct Watchers {
+  var instances: [Int: InstanceWatch] = [:]
+  var backOffs: [Int: BackOff] = [:]
+  var nextID = 0
+
+  /// A build waiting out its back-off; `wake` ends the wait early (it cancels the sleep).
+  struct BackOff {
+    let frame: Frame
+    let wake: @Sendable () -> Void
+  }
+
+  var isEmpty: Bool { instances.isEmpty && backOffs.isEmpty }
+
+  mutating func takeID() -> Int {
+    nextID += 1
+    return nextID
+  }
+}
+
+/// What one instance watcher last handed out, and whether the pod changed since. Every field
+/// is guarded by the engine's lock.
+final class InstanceWatch: @unchecked Sendable {
+  /// What the watcher knows of the instance it handed out last.
+  enum Seen {
+    /// Nothing yet, or a change happened while it resolved: whatever it got may already be
+    /// gone, so the next resolve is handed out whatever it returns.
+    case unknown
+    /// The instance was not cached (an always-new provider, a weak-scope value): a resolve
+    /// that again finds nothing cached has nothing new to hand out.
+    case uncached
+    /// The cached entry it came from, held weakly so the watcher never keeps an instance the
+    /// pod let go of.
+    case cached(Weak)
+  }
+
+  struct Weak {
+    weak var entry: CacheEntry?
+  }
+
+  let key: ProviderKey
+  var seen = Seen.unknown
+  /// Set by a change that discarded the instance, or happened while the watcher resolved.
+  var isChanged = true
+  var isResolving = false
+  /// The iterator waiting for a change.
+  var waiting: CheckedContinuation<Void, Never>?
+
+  init(key: ProviderKey) {
+    self.key = key
+  }
+}
+
+/// Where a build stands, for a builder asking whether to go on.
+enum BuildStanding {
+  /// Its result will be cached.
+  case wanted
+  /// A clear, an override or a discarded dependency made it stale; a new build would see the
+  /// change.
+  case invalidated
+  /// Every caller left, or the pod went away.
+  case abandoned
+}
+
+extension EngineState {
+  func standing(of frame: Frame) -> BuildStanding {
+    guard isAlive else { return .abandoned }
+    guard isStale(frame) else { return .wanted }
+    if frame.isBuilding, let build = frame.asyncBuild, build.waiterCount == 0 { return .abandoned }
+    return frame.isBuilding ? .invalidated : .abandoned
+  }
+
+  /// Called under the lock at the end of every change: marks the watchers whose instance the
+  /// change discarded (or that were resolving while it happened), and wakes the back-offs of
+  /// builds it made stale. Costs one look per watcher, and nothing while there are none.
+  mutating func noticeChange(into after: inout Aftermath) {
+    guard !watchers.isEmpty else { return }
+    for watch in watchers.instances.values where !watch.isChanged {
+      if !watch.isResolving {
+        switch watch.seen {
+        case .uncached: continue
+        case .cached(let seen):
+          if let entry = seen.entry, slots[watch.key]?.entry === entry { continue }
+        case .unknown: break
+        }
+      }
+      watch.isChanged = true
+      if let waiting = watch.waiting {
+        watch.waiting = nil
+        after.wakeUps.append { waiting.resume() }
+      }
+    }
+    for (id, backOff) in watchers.backOffs where standing(of: backOff.frame) != .wanted {
+      watchers.backOffs[id] = nil
+      after.wakeUps.append(backOff.wake)
+    }
+  }
+
+  /// The pod is going away: every watcher ends and every back-off stops. Returns the wake-ups
+  /// to run after the lock.
+  mutating func endWatchers() -> [() -> Void] {
+    var wakeUps: [() -> Void] = []
+    for watch in watchers.instances.values {
+      if let waiting = watch.waiting {
+        watch.waiting = nil
+        wakeUps.append { waiting.resume() }
+      }
+    }
+    for backOff in watchers.backOffs.values { wakeUps.append(backOff.wake) }
+    watchers.backOffs = [:]
+    return wakeUps
+  }
+}
