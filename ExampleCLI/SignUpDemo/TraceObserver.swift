@@ -13,6 +13,7 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
       case discarded(DiscardReason)
       case built, reused, overridden
       case captive(String)
+      case failed(attempt: Int, error: String, retryingIn: Duration?)
     }
     let kind: Kind
     let label: String
@@ -50,6 +51,12 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
       case .captiveDependency(let holder, let holderScope, let dependency, let dependencyScope):
         let held = "\(currentLabel(dependency)) in \(dependencyScope)"
         pending.append(Entry(kind: .captive(held), label: currentLabel(holder), scope: holderScope))
+      case .buildFailed(let provider, let attempt, let error, let retryingIn):
+        // Not numbered: the instance does not exist yet.
+        pending.append(
+          Entry(
+            kind: .failed(attempt: attempt, error: error, retryingIn: retryingIn),
+            label: provider, scope: ""))
       }
     }
   }
@@ -118,6 +125,9 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
         if !reused.contains(entry.label) { reused.append(entry.label) }
       case .captive(let held):
         lines.append("    ! captive    \(entry.label) in \(entry.scope) holds \(held)")
+      case .failed(let attempt, let error, let retryingIn):
+        let next = retryingIn.map { "retrying in \($0.milliseconds) ms" } ?? "giving up"
+        lines.append("    ✗ failed     \(entry.label), attempt \(attempt): \(error); \(next)")
       }
     }
     let sortedDiscards = discards.sorted { $0.order < $1.order }.map(\.line)
@@ -176,6 +186,13 @@ extension DiscardReason {
 
   /// Causes before what they caused.
   fileprivate var order: Int { self == .dependencyDiscarded ? 1 : 0 }
+}
+
+extension Duration {
+  /// The duration in whole milliseconds, as a log line shows a back-off.
+  var milliseconds: Int64 {
+    components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+  }
 }
 
 extension String {

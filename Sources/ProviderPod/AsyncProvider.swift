@@ -17,6 +17,8 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
   let info: ProviderInfo
   let build: @Sendable (BuildContext) async throws -> Value
   let onDiscard: DisposalHook<Value>?
+  /// How a build that throws is retried; the provider's own, or its family's.
+  let retry: RetryPolicy
   /// For a family member: builds it with the family's override.
   let familyBuild: (@Sendable (BuildContext, OverrideRecord) async throws -> Value)?
 
@@ -30,14 +32,18 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
   /// - Parameters:
   ///   - scope: How long instances are cached. ``SingletonScope`` by default.
   ///   - name: A name for events and cycle reports.
+  ///   - retry: How a build that throws is retried; ``RetryPolicy/never`` by default. Callers
+  ///     waiting for the instance share the retries.
   ///   - onDiscard: Called once for each instance the pod built, cached and discarded; see
   ///     ``Provider/init(scope:name:onDiscard:fileID:line:_:)``.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
-  ///   - build: Builds the value; it may suspend and throw.
+  ///   - build: Builds the value; it may suspend and throw. A long build can ask its context
+  ///     ``BuildContext/isStillWanted`` and stop early.
   public init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
+    retry: RetryPolicy = .never,
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
@@ -47,17 +53,19 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
       givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, scope: scope)
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
+    self.retry = retry
     familyBuild = nil
   }
 
   init(
-    member: ProviderInfo, onDiscard: DisposalHook<Value>?,
+    member: ProviderInfo, onDiscard: DisposalHook<Value>?, retry: RetryPolicy,
     build: @escaping @Sendable (BuildContext) async throws -> Value,
     familyBuild: @escaping @Sendable (BuildContext, OverrideRecord) async throws -> Value
   ) {
     info = member
     self.build = build
     self.onDiscard = onDiscard
+    self.retry = retry
     self.familyBuild = familyBuild
   }
 
@@ -92,6 +100,7 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
   let info: FamilyInfo
   let build: @Sendable (BuildContext, Argument) async throws -> Value
   let onDiscard: DisposalHook<Value>?
+  let retry: RetryPolicy
   private let members = FamilyMembers<Argument>()
 
   /// The family's name; members are named `name(argument)`.
@@ -100,9 +109,11 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
   public var scope: any ProviderScope { info.scope.scope }
 
   /// Creates a family of async providers; see ``ProviderFamily/init(scope:name:onDiscard:fileID:line:_:)``.
+  /// Each member retries its own build with `retry`; see ``RetryPolicy``.
   public init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
+    retry: RetryPolicy = .never,
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
@@ -113,13 +124,14 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
       scope: ScopeInfo(scope))
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
+    self.retry = retry
   }
 
   /// The member for `argument`: the same dependency for equal arguments.
   public func callAsFunction(_ argument: Argument) -> AsyncProvider<Value> {
     let build = self.build
     return AsyncProvider(
-      member: members.member(for: argument, in: info), onDiscard: onDiscard,
+      member: members.member(for: argument, in: info), onDiscard: onDiscard, retry: retry,
       build: { pod in try await build(pod, argument) },
       familyBuild: { pod, record in
         try await record.typed(TypedAsyncFamilyOverride<Argument, Value>.self).build(pod, argument)

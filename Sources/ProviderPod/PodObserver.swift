@@ -34,6 +34,16 @@ public enum PodEvent: Sendable, Equatable {
   /// discarded (S4), but it usually means the holder belongs in the shorter scope.
   case captiveDependency(
     holder: String, holderScope: String, dependency: String, dependencyScope: String)
+  /// An attempt to build an async provider threw. `attempt` counts from 1; `error` is the
+  /// error's description; `retryingIn` is the back-off before the next attempt, or nil when
+  /// the build gives up and its callers get the error (see ``RetryPolicy``).
+  ///
+  /// ```swift
+  /// if case .buildFailed(let provider, _, let error, let retryingIn?) = event {
+  ///   print("\(provider) failed (\(error)), retrying in \(retryingIn)")
+  /// }
+  /// ```
+  case buildFailed(provider: String, attempt: Int, error: String, retryingIn: Duration?)
 }
 
 /// Why a cached instance was discarded.
@@ -67,6 +77,18 @@ extension PodEvent: CustomStringConvertible {
     case .captiveDependency(let holder, let holderScope, let dependency, let dependencyScope):
       return
         "captive dependency: \(holder) in \(holderScope) holds \(dependency) in \(dependencyScope)"
+    case .buildFailed(let provider, let attempt, let error, let retryingIn):
+      let next = retryingIn.map { "retrying in \(Self.describe($0))" } ?? "giving up"
+      return "build of \(provider) failed (attempt \(attempt)): \(error); \(next)"
     }
+  }
+
+  /// `400 ms`, `1.5 s`: how a log would say a back-off.
+  static func describe(_ delay: Duration) -> String {
+    let (seconds, attoseconds) = delay.components
+    let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    if milliseconds < 1000 { return "\(milliseconds) ms" }
+    let tenths = milliseconds / 100
+    return tenths % 10 == 0 ? "\(tenths / 10) s" : "\(tenths / 10).\(tenths % 10) s"
   }
 }
