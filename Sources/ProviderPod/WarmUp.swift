@@ -1,4 +1,4 @@
-/// A provider that ``Pod/warmUp(_:)-(any WarmableProvider...)`` can build ahead of time:
+/// A provider that ``Pod/warmUp(_:)-(WarmableProvider...)`` can build ahead of time:
 /// ``Provider``, ``AsyncProvider``, ``MainActorProvider``, and the members of their families.
 public protocol WarmableProvider: Sendable {
   /// The name used in events, and in a ``WarmUpError``.
@@ -36,7 +36,7 @@ extension MainActorProvider: WarmableProvider {
   }
 }
 
-/// The first failure of ``Pod/warmUp(_:)-(any WarmableProvider...)``: which provider failed, and how.
+/// The first failure of ``Pod/warmUp(_:)-(WarmableProvider...)``: which provider failed, and how.
 ///
 /// ```swift
 /// do {
@@ -80,7 +80,7 @@ extension Pod {
   }
 
   /// Builds the providers up front, all at once; see
-  /// ``warmUp(_:)-(any WarmableProvider...)``.
+  /// ``warmUp(_:)-(WarmableProvider...)``.
   ///
   /// ```swift
   /// let launchProviders: [any WarmableProvider] = [configurationProvider, databaseProvider]
