@@ -176,11 +176,7 @@ final class InstanceWatcher<Value, Failure: Error>: @unchecked Sendable {
         if isReady { continuation.resume() }
       }
     } onCancel: {
-      let waiting = engine.state.withLock { _ in
-        defer { watch.waiting = nil }
-        return watch.waiting
-      }
-      waiting?.resume()
+      engine.state.withLock { _ in watch.takeWakeUp() }?()
     }
     return engine.state.withLock { state in
       guard state.isAlive, !Task.isCancelled, watch.isChanged else { return false }

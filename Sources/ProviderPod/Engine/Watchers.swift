@@ -52,6 +52,13 @@ final class InstanceWatch: @unchecked Sendable {
   init(key: ProviderKey) {
     self.key = key
   }
+
+  /// Takes the waiting iterator, as a wake-up to run once the lock is released.
+  func takeWakeUp() -> (() -> Void)? {
+    guard let waiting else { return nil }
+    self.waiting = nil
+    return { waiting.resume() }
+  }
 }
 
 /// Where a build stands, for a builder asking whether to go on.
@@ -88,10 +95,7 @@ extension EngineState {
         }
       }
       watch.isChanged = true
-      if let waiting = watch.waiting {
-        watch.waiting = nil
-        after.wakeUps.append { waiting.resume() }
-      }
+      if let wakeUp = watch.takeWakeUp() { after.wakeUps.append(wakeUp) }
     }
     for (id, backOff) in watchers.backOffs where standing(of: backOff.frame) != .wanted {
       watchers.backOffs[id] = nil
@@ -102,13 +106,7 @@ extension EngineState {
   /// The pod is going away: every watcher ends and every back-off stops. Returns the wake-ups
   /// to run after the lock.
   mutating func endWatchers() -> [() -> Void] {
-    var wakeUps: [() -> Void] = []
-    for watch in watchers.instances.values {
-      if let waiting = watch.waiting {
-        watch.waiting = nil
-        wakeUps.append { waiting.resume() }
-      }
-    }
+    var wakeUps = watchers.instances.values.compactMap { $0.takeWakeUp() }
     for backOff in watchers.backOffs.values { wakeUps.append(backOff.wake) }
     watchers.backOffs = [:]
     return wakeUps
