@@ -31,7 +31,7 @@ public enum PodEvent: Sendable, Equatable {
   case overridden(provider: String)
   /// An instance that lives longer than one of its dependencies was cached: it holds the
   /// shorter-lived instance captive. The pod discards the holder whenever the dependency is
-  /// discarded (S4), but it usually means the holder belongs in the shorter scope.
+  /// discarded, but it usually means the holder belongs in the shorter scope.
   case captiveDependency(
     holder: String, holderScope: String, dependency: String, dependencyScope: String)
   /// An attempt to build an async provider threw. `attempt` counts from 1; `error` is the
