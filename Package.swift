@@ -3,6 +3,8 @@ import PackageDescription
 
 let package = Package(
   name: "ProviderPod",
+  // Retry back-off delays are `Duration`s, which these systems introduced.
+  platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
   products: [
     .library(name: "ProviderPod", targets: ["ProviderPod"])
   ],

@@ -1,3 +1,5 @@
+import Foundation
+
 // The app: what a person would write for a two-screen sign-up. Nothing here knows about the
 // demo's numbering or printing; the demo learns what happened from the pod's events.
 
@@ -23,15 +25,31 @@ protocol HTTPClient: Sendable {
 }
 
 /// Stands in for the network in this demo: a server on which every address except
-/// `taken@example.com` is free and every sign-up is accepted.
-struct DemoServerClient: HTTPClient {
+/// `taken@example.com` is free and every sign-up is accepted. It is still starting when the
+/// app launches, so it refuses the first configuration request with 503, as real servers
+/// sometimes do.
+final class DemoServerClient: HTTPClient, @unchecked Sendable {
+  private let lock = NSLock()
+  private var configurationRequests = 0
+
   func post(_ path: String, body: String) -> Int {
     switch path {
-    case "/email-available": body == "taken@example.com" ? 409 : 200
-    case "/configuration": 200
-    default: 201
+    case "/email-available": return body == "taken@example.com" ? 409 : 200
+    case "/configuration":
+      let count = lock.withLock {
+        configurationRequests += 1
+        return configurationRequests
+      }
+      return count == 1 ? 503 : 200
+    default: return 201
     }
   }
+}
+
+/// The server could not answer; worth another try.
+struct ServerUnavailable: Error, CustomStringConvertible {
+  let status: Int
+  var description: String { "the server answered \(status)" }
 }
 
 /// Whether an address is free to sign up with, as the server answered. One per address asked

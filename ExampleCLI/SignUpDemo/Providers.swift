@@ -6,12 +6,17 @@ let appConfigurationProvider = Provider(name: "AppConfiguration") { _ in AppConf
 
 let httpClientProvider = Provider<any HTTPClient>(name: "HTTPClient") { _ in DemoServerClient() }
 
-/// Loaded once when the app launches; screens that ask while it loads share the one load.
-let signUpConfigurationProvider = AsyncProvider(name: "SignUpConfiguration") { pod in
+/// Loaded once when the app launches; screens that ask while it loads share the one load, and
+/// its retries when the server does not answer.
+let signUpConfigurationProvider = AsyncProvider(
+  name: "SignUpConfiguration",
+  retry: .exponentialBackoff(initialDelay: .milliseconds(100), maxAttempts: 4)
+) { pod in
   let client = pod.resolve(httpClientProvider)
   // Stands in for the network's latency.
   await Task.yield()
-  _ = client.post("/configuration", body: "")
+  let status = client.post("/configuration", body: "")
+  guard status == 200 else { throw ServerUnavailable(status: status) }
   return SignUpConfiguration(termsVersion: "2026-01")
 }
 

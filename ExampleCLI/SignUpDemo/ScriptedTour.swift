@@ -51,7 +51,9 @@ enum ScriptedTour {
       0, "The app launches.",
       why: """
         Why: two screens need the server's sign-up configuration at launch. It is an
-        AsyncProvider, so screens that ask while it loads share one load.
+        AsyncProvider, so screens that ask while it loads share one load. The server is
+        still starting and refuses the first request: the provider's retry policy tries
+        again after a back-off, once for both screens.
         """
     ) {
       let (home, banner) = try await flow.trace.showAwaiting(

@@ -16,6 +16,7 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
       /// Made again at this declaration: the demo declares providers with `let`, so this is
       /// shown only if someone edits one into a computed property.
       case recreated(String)
+      case failed(attempt: Int, error: String, retryingIn: Duration?)
     }
     let kind: Kind
     let label: String
@@ -55,6 +56,12 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
         pending.append(Entry(kind: .captive(held), label: currentLabel(holder), scope: holderScope))
       case .providerRecreated(let provider, let declaration):
         pending.append(Entry(kind: .recreated(declaration), label: provider, scope: ""))
+      case .buildFailed(let provider, let attempt, let error, let retryingIn):
+        // Not numbered: the instance does not exist yet.
+        pending.append(
+          Entry(
+            kind: .failed(attempt: attempt, error: error, retryingIn: retryingIn),
+            label: provider, scope: ""))
       }
     }
   }
@@ -127,6 +134,9 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
         lines.append(
           "    ! recreated  \(entry.label), made again at \(declaration): a computed property?"
             + " Declare it with let")
+      case .failed(let attempt, let error, let retryingIn):
+        let next = retryingIn.map { "retrying in \($0.milliseconds) ms" } ?? "giving up"
+        lines.append("    ✗ failed     \(entry.label), attempt \(attempt): \(error); \(next)")
       }
     }
     let sortedDiscards = discards.sorted { $0.order < $1.order }.map(\.line)
@@ -185,6 +195,13 @@ extension DiscardReason {
 
   /// Causes before what they caused.
   fileprivate var order: Int { self == .dependencyDiscarded ? 1 : 0 }
+}
+
+extension Duration {
+  /// The duration in whole milliseconds, as a log line shows a back-off.
+  var milliseconds: Int64 {
+    components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+  }
 }
 
 extension String {

@@ -21,6 +21,8 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
   let info: ProviderInfo
   let build: @Sendable (BuildContext) async throws -> Value
   let onDiscard: DisposalHook<Value>?
+  /// How a build that throws is retried; the provider's own, or its family's.
+  let retry: RetryPolicy
   /// For a family member: builds it with the family's override.
   let familyBuild: (@Sendable (BuildContext, OverrideRecord) async throws -> Value)?
 
@@ -34,15 +36,19 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
   /// - Parameters:
   ///   - scope: How long instances are cached. ``SingletonScope`` by default.
   ///   - name: A name for events and cycle reports.
+  ///   - retry: How a build that throws is retried; ``RetryPolicy/never`` by default. Callers
+  ///     waiting for the instance share the retries.
   ///   - onDiscard: Called once for each instance the pod built, cached and discarded; see
   ///     ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)``.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
   ///   - column: Where the provider is declared; filled in by the compiler.
-  ///   - build: Builds the value; it may suspend and throw.
+  ///   - build: Builds the value; it may suspend and throw. A long build can ask its context
+  ///     ``BuildContext/isStillWanted`` and stop early.
   public init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
+    retry: RetryPolicy = .never,
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
@@ -54,18 +60,20 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
       valueType: Value.self, scope: scope)
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
+    self.retry = retry
     familyBuild = nil
     info.owner = liveness
   }
 
   init(
-    member: ProviderInfo, onDiscard: DisposalHook<Value>?,
+    member: ProviderInfo, onDiscard: DisposalHook<Value>?, retry: RetryPolicy,
     build: @escaping @Sendable (BuildContext) async throws -> Value,
     familyBuild: @escaping @Sendable (BuildContext, OverrideRecord) async throws -> Value
   ) {
     info = member
     self.build = build
     self.onDiscard = onDiscard
+    self.retry = retry
     self.familyBuild = familyBuild
   }
 
@@ -104,6 +112,7 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
   let info: FamilyInfo
   let build: @Sendable (BuildContext, Argument) async throws -> Value
   let onDiscard: DisposalHook<Value>?
+  let retry: RetryPolicy
   private let members = FamilyMembers<Argument>()
 
   /// The family's name; members are named `name(argument)`.
@@ -112,9 +121,11 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
   public var scope: any ProviderScope { info.scope.scope }
 
   /// Creates a family of async providers; see ``ProviderFamily/init(scope:name:onDiscard:fileID:line:column:_:)``.
+  /// Each member retries its own build with `retry`; see ``RetryPolicy``.
   public init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
+    retry: RetryPolicy = .never,
     onDiscard: (@Sendable (Value) -> Void)? = nil,
     fileID: String = #fileID,
     line: Int = #line,
@@ -128,13 +139,14 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
     self.build = build
     self.onDiscard = disposalHook(onDiscard)
     info.owner = liveness
+    self.retry = retry
   }
 
   /// The member for `argument`: the same dependency for equal arguments.
   public func callAsFunction(_ argument: Argument) -> AsyncProvider<Value> {
     let build = self.build
     return AsyncProvider(
-      member: members.member(for: argument, in: info), onDiscard: onDiscard,
+      member: members.member(for: argument, in: info), onDiscard: onDiscard, retry: retry,
       build: { pod in try await build(pod, argument) },
       familyBuild: { pod, record in
         try await record.typed(TypedAsyncFamilyOverride<Argument, Value>.self).build(pod, argument)

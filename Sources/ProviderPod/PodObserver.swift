@@ -31,7 +31,7 @@ public enum PodEvent: Sendable, Equatable {
   case overridden(provider: String)
   /// An instance that lives longer than one of its dependencies was cached: it holds the
   /// shorter-lived instance captive. The pod discards the holder whenever the dependency is
-  /// discarded (S4), but it usually means the holder belongs in the shorter scope.
+  /// discarded, but it usually means the holder belongs in the shorter scope.
   case captiveDependency(
     holder: String, holderScope: String, dependency: String, dependencyScope: String)
   /// The pod built a provider while it still holds the cached instance or the override of an
@@ -44,6 +44,16 @@ public enum PodEvent: Sendable, Equatable {
   /// Providers made by one function on purpose are not reported while they are kept, nor
   /// are a family's members. Only a pod with an observer looks.
   case providerRecreated(provider: String, declaration: String)
+  /// An attempt to build an async provider threw. `attempt` counts from 1; `error` is the
+  /// error's description; `retryingIn` is the back-off before the next attempt, or nil when
+  /// the build gives up and its callers get the error (see ``RetryPolicy``).
+  ///
+  /// ```swift
+  /// if case .buildFailed(let provider, _, let error, let retryingIn?) = event {
+  ///   print("\(provider) failed (\(error)), retrying in \(retryingIn)")
+  /// }
+  /// ```
+  case buildFailed(provider: String, attempt: Int, error: String, retryingIn: Duration?)
 }
 
 /// Why a cached instance was discarded.
@@ -82,6 +92,18 @@ extension PodEvent: CustomStringConvertible {
         "provider recreated: \(provider) was made again at \(declaration), and the pod still "
         + "holds the instance or override of the one made before, which is gone; declared as "
         + "a computed property? Declare it with let"
+    case .buildFailed(let provider, let attempt, let error, let retryingIn):
+      let next = retryingIn.map { "retrying in \(Self.describe($0))" } ?? "giving up"
+      return "build of \(provider) failed (attempt \(attempt)): \(error); \(next)"
     }
+  }
+
+  /// `400 ms`, `1.5 s`: how a log would say a back-off.
+  static func describe(_ delay: Duration) -> String {
+    let (seconds, attoseconds) = delay.components
+    let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    if milliseconds < 1000 { return "\(milliseconds) ms" }
+    let tenths = milliseconds / 100
+    return tenths % 10 == 0 ? "\(tenths / 10) s" : "\(tenths / 10).\(tenths % 10) s"
   }
 }

@@ -107,6 +107,18 @@ struct ScriptedTourTests {
     #expect(section(5).contains("= reused     SignUpConfiguration#1"))
   }
 
+  @Test("the configuration's first request is refused, and the load retries it once")
+  func configurationRetries() {
+    let step0 = section(0)
+    let failed = step0.range(
+      of:
+        "    ✗ failed     SignUpConfiguration, attempt 1: the server answered 503; retrying in 100 ms"
+    )
+    let built = step0.range(of: "+ built      SignUpConfiguration#1")
+    #expect(failed != nil && built != nil && failed!.lowerBound < built!.lowerBound)
+    #expect(!step0.contains("attempt 2"))
+  }
+
   @Test("the test pod uses its fake; removing the override is reported as a removal")
   func testPod() {
     let step7 = section(7)

@@ -48,6 +48,7 @@ extension PodEngine {
     }
     withExtendedLifetime(released) {}
     if reporting { report(events) }
+    let shared: (build: AsyncBuild<Value>, waiterID: Int, waitID: Int?)
     switch step {
     case .cached(let entry):
       return entry.value(as: Value.self)
@@ -70,12 +71,18 @@ extension PodEngine {
         (newBuild.takeWaiterID(), $0.registerWait(caller, on: frame))
       }
       startBuild(provider, in: frame, override: override, build: newBuild)
-      return try await wait(
-        for: newBuild, waiterID: waiterID, waitID: waitID, info: info, caller: caller)
+      shared = (newBuild, waiterID, waitID)
     case .joinAsync(let build, let waiterID, let waitID):
+      shared = (unsafeDowncast(build, to: AsyncBuild<Value>.self), waiterID, waitID)
+    }
+    do {
       return try await wait(
-        for: unsafeDowncast(build, to: AsyncBuild<Value>.self), waiterID: waiterID,
-        waitID: waitID, info: info, caller: caller)
+        for: shared.build, waiterID: shared.waiterID, waitID: shared.waitID, info: info,
+        caller: caller)
+    } catch is RetryPolicy.StartOver {
+      // The build was invalidated while it backed off before a retry: start over with a
+      // build that sees the change.
+      return try await resolve(provider, from: caller)
     }
   }
 
@@ -85,13 +92,16 @@ extension PodEngine {
     _ provider: AsyncProvider<Value>, in frame: Frame, override: OverrideRecord?
   ) async -> Result<Value, any Error> {
     let context = BuildContext(engine: self, frame: frame)
+    let attempt = { () async throws -> Value in
+      guard let override else { return try await provider.build(context) }
+      if override.family != nil, let familyBuild = provider.familyBuild {
+        return try await familyBuild(context, override)
+      }
+      return try await override.typed(TypedAsyncOverride<Value>.self).build(context)
+    }
     do {
       let value = try await CurrentFrame.$task.withValue(frame) {
-        guard let override else { return try await provider.build(context) }
-        if override.family != nil, let familyBuild = provider.familyBuild {
-          return try await familyBuild(context, override)
-        }
-        return try await override.typed(TypedAsyncOverride<Value>.self).build(context)
+        try await provider.retry.run(attempt, in: context)
       }
       return .success(value)
     } catch {

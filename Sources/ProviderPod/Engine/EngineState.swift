@@ -15,6 +15,8 @@ struct EngineState {
   var nextWaitID = 0
   /// Frames no build uses any more, kept for reuse.
   var spareFrames: [Frame] = []
+  /// Instance watchers and retry back-offs of every pod in the tree, told about every change.
+  var watchers = Watchers()
 
   init(root: PodRecord) {
     self.root = root
@@ -31,6 +33,8 @@ struct EngineState {
     var events: [ReportedEvent] = []
     var disposals: [CacheEntry] = []
     var released: [AnyObject] = []
+    /// Watchers and back-offs to wake (see `noticeChange`).
+    var wakeUps: [() -> Void] = []
   }
 
   // MARK: Slots

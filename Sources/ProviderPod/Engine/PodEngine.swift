@@ -38,6 +38,12 @@ final class PodEngine: @unchecked Sendable {
     }
   }
 
+  /// Whether the pod is still there (read under the lock).
+  var isAlive: Bool {
+    let pod = self.pod
+    return state.withLock { _ in pod.isAlive }
+  }
+
   /// Frames of every pod in the tree carry this, to be found on the thread that runs them.
   var treeID: ObjectIdentifier { ObjectIdentifier(state) }
 
@@ -208,9 +214,13 @@ final class PodEngine: @unchecked Sendable {
     isolation: (any Actor)?, _ body: (inout EngineState, inout EngineState.Aftermath) -> Void
   ) {
     var after = EngineState.Aftermath()
-    state.withLock { body(&$0, &after) }
+    state.withLock {
+      body(&$0, &after)
+      $0.noticeChange(into: &after)
+    }
     defer { withExtendedLifetime(after.released) {} }
     report(after.events)
+    for wakeUp in after.wakeUps { wakeUp() }
     guard !after.disposals.isEmpty else { return }
     // Main-actor hooks run at once when the caller is on the main actor.
     let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
@@ -264,6 +274,7 @@ final class PodEngine: @unchecked Sendable {
   func shutDown() {
     let pod = self.pod
     let (released, disposals) = state.withLock { $0.release(pod) }
+    for wakeUp in state.withLock({ $0.endWatchers(of: pod) }) { wakeUp() }
     for entry in disposals { entry.dispose(onMainActor: false) }
     withExtendedLifetime(released) {}
   }

@@ -1,0 +1,171 @@
+/// How an ``AsyncProvider`` retries a build that throws: how many attempts, which errors, and
+/// how long to wait in between.
+///
+/// ```swift
+/// let configurationProvider = AsyncProvider(
+///   retry: .exponentialBackoff(initialDelay: .milliseconds(200), maxAttempts: 4)
+/// ) { pod in
+///   try await pod.resolve(apiProvider).fetchConfiguration()
+/// }
+/// ```
+///
+/// The retries belong to the one shared build: every caller waiting for the instance waits for
+/// them too, and gets the first success or the last error. The pod reports each failed attempt
+/// to its observer as ``PodEvent/buildFailed(provider:attempt:error:retryingIn:)``.
+///
+/// - **Cancellation.** When every caller has left, the build is cancelled: the back-off sleep
+///   ends at once and no further attempt is made.
+/// - **Invalidation.** A clear, an override or a discarded dependency that invalidates the
+///   build while it backs off starts it over: its callers wait for a new build, with a fresh
+///   count of attempts, that sees the change. An attempt that fails after its build was
+///   invalidated is not retried; its callers get the error, as without a policy.
+/// - **The pod going away** during a back-off ends the retries: the callers get the last error.
+/// - **Overrides** use the provider's policy, as they use its scope: an override that throws
+///   is retried too. A test that wants no waiting overrides with a value, or injects `sleep`.
+public struct RetryPolicy: Sendable {
+  /// How many attempts a build makes in all, the first one included; 1 means no retry.
+  public let maxAttempts: Int
+  private let initialDelay: Duration
+  private let multiplier: Double
+  private let maxDelay: Duration
+  private let shouldRetry: @Sendable (any Error) -> Bool
+  private let sleep: @Sendable (Duration) async throws -> Void
+
+  /// One attempt: a build that throws fails at once. The default.
+  public static let never = RetryPolicy(
+    maxAttempts: 1, initialDelay: .zero, multiplier: 1, maxDelay: .zero,
+    shouldRetry: { _ in false }, sleep: { _ in })
+
+  /// Retries after a delay that starts at `initialDelay` and is multiplied by `multiplier`
+  /// after each failed attempt, up to `maxDelay`.
+  ///
+  /// With the defaults, a build is tried 5 times, 200 ms, 400 ms, 800 ms and 1.6 s apart.
+  ///
+  /// ```swift
+  /// let sessionProvider = AsyncProvider(
+  ///   retry: .exponentialBackoff(maxAttempts: 3, retryIf: { $0 is URLError })
+  /// ) { pod in
+  ///   try await pod.resolve(authProvider).signIn()
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - initialDelay: The wait after the first failed attempt.
+  ///   - multiplier: How much longer each wait is than the one before; at least 1.
+  ///   - maxDelay: The longest wait.
+  ///   - maxAttempts: How many attempts in all, the first one included; at least 1.
+  ///   - retryIf: Whether an error is worth another attempt. By default every error is,
+  ///     except `CancellationError`. It runs outside the pod's lock.
+  ///   - sleep: Waits out a back-off; `Task.sleep(for:)` by default. Tests pass a function
+  ///     that waits for a gate or advances a virtual clock instead of sleeping. It must throw
+  ///     when its task is cancelled, as `Task.sleep` does, or a back-off of a build nobody
+  ///     wants any more runs to its end.
+  public static func exponentialBackoff(
+    initialDelay: Duration = .milliseconds(200),
+    multiplier: Double = 2,
+    maxDelay: Duration = .seconds(30),
+    maxAttempts: Int = 5,
+    retryIf: @escaping @Sendable (any Error) -> Bool = { !($0 is CancellationError) },
+    sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+  ) -> RetryPolicy {
+    precondition(maxAttempts >= 1, "ProviderPod: a retry policy needs at least one attempt")
+    precondition(multiplier >= 1, "ProviderPod: a back-off multiplier must be at least 1")
+    precondition(initialDelay >= .zero, "ProviderPod: a back-off delay cannot be negative")
+    return RetryPolicy(
+      maxAttempts: maxAttempts, initialDelay: initialDelay, multiplier: multiplier,
+      maxDelay: max(maxDelay, .zero), shouldRetry: retryIf, sleep: sleep)
+  }
+
+  /// The wait after failed attempt number `attempt` (counting from 1), before the next one.
+  ///
+  /// ```swift
+  /// RetryPolicy.exponentialBackoff().delay(afterAttempt: 3)  // 800 ms
+  /// ```
+  public func delay(afterAttempt attempt: Int) -> Duration {
+    var delay = initialDelay
+    for _ in 1..<max(attempt, 1) {
+      // Stop multiplying once capped, so that no attempt count can overflow the duration.
+      guard delay < maxDelay else { break }
+      delay = delay * multiplier
+    }
+    return min(delay, maxDelay)
+  }
+
+  /// Thrown to the callers of a build that was invalidated while it backed off, so that they
+  /// resolve again and wait for a build that sees the change. Never reaches user code.
+  struct StartOver: Error {}
+}
+
+extension RetryPolicy {
+  /// Runs `attempt` until it succeeds, the policy gives up, or the build is no longer wanted,
+  /// reporting each failure.
+  func run<Value>(
+    _ attempt: () async throws -> Value, in context: BuildContext
+  ) async throws -> Value {
+    let engine = context.engine
+    let frame = context.frame
+    var number = 1
+    while true {
+      let error: any Error
+      do {
+        return try await attempt()
+      } catch let failure {
+        error = failure
+      }
+      let standing = engine.state.withLock { $0.standing(of: frame) }
+      let retryingIn =
+        standing == .wanted && number < maxAttempts && shouldRetry(error)
+        ? delay(afterAttempt: number) : nil
+      // A builder that stopped because it was no longer wanted did not fail.
+      if engine.isObserved, standing == .wanted || !(error is CancellationError) {
+        engine.report([
+          ReportedEvent(
+            pod: frame.slot?.pod ?? engine.pod,
+            event: .buildFailed(
+              provider: frame.info?.name ?? "", attempt: number, error: "\(error)",
+              retryingIn: retryingIn))
+        ])
+      }
+      guard let retryingIn else { throw error }
+      switch try await backOff(retryingIn, frame: frame, engine: engine) {
+      case .wanted:
+        number += 1
+      case .invalidated:
+        throw StartOver()
+      case .abandoned:
+        throw engine.isAlive ? CancellationError() : error
+      }
+    }
+  }
+
+  /// Waits out a back-off, or less if the build stops being wanted meanwhile: a change that
+  /// invalidates it, every caller leaving, or the pod going away each end the sleep at once.
+  private func backOff(
+    _ delay: Duration, frame: Frame, engine: PodEngine
+  ) async throws -> BuildStanding {
+    let sleep = self.sleep
+    let sleeper = Task { try await sleep(delay) }
+    let id = engine.state.withLock { state -> Int? in
+      guard state.standing(of: frame) == .wanted else { return nil }
+      let id = state.watchers.takeID()
+      state.watchers.backOffs[id] = Watchers.BackOff(frame: frame, wake: { sleeper.cancel() })
+      return id
+    }
+    guard let id else {
+      sleeper.cancel()
+      return engine.state.withLock { $0.standing(of: frame) }
+    }
+    let slept = await withTaskCancellationHandler {
+      await sleeper.result
+    } onCancel: {
+      sleeper.cancel()
+    }
+    let standing = engine.state.withLock { state in
+      state.watchers.backOffs[id] = nil
+      return state.standing(of: frame)
+    }
+    // Still wanted, but the sleep itself failed: that is the build's error now.
+    if standing == .wanted, case .failure(let error) = slept { throw error }
+    return standing
+  }
+}

@@ -1,0 +1,150 @@
+import Testing
+
+@testable import ProviderPod
+
+@Suite("Asking whether a build is still wanted", .timeLimit(.minutes(1)))
+struct StillWantedTests {
+  @Test("a running build is wanted; a context kept past its build is not")
+  func whileRunning() throws {
+    let kept = Shared<BuildContext?>(nil)
+    let provider = Provider(name: "provider") { pod in
+      kept.withLock { $0 = pod }
+      return pod.isStillWanted
+    }
+    let always = Provider(scope: AlwaysCreateNewScope(), name: "always") { pod in
+      pod.isStillWanted
+    }
+    let pod = Pod()
+    #expect(pod.resolve(provider))
+    #expect(pod.resolve(always))
+    let context = try #require(kept.withLock { $0 })
+    #expect(!context.isStillWanted)
+    #expect(throws: CancellationError.self) { try context.checkStillWanted() }
+  }
+
+  /// Starts `provider`'s build, runs `change` once the builder is running, then lets the
+  /// builder read its context; returns what it read.
+  private func standing(
+    after change: @Sendable (Pod) async -> Void, scope: any ProviderScope = SingletonScope()
+  ) async throws -> (wanted: Bool, checkThrew: Bool) {
+    let started = AsyncGate()
+    let release = AsyncGate()
+    let read = Shared<(Bool, Bool)?>(nil)
+    let dependency = Provider(scope: StepScope(), name: "dependency") { _ in 1 }
+    let slow = AsyncProvider(scope: scope, name: "slow") { pod in
+      _ = pod.resolve(dependency)
+      await started.open()
+      await release.wait()
+      let wanted = pod.isStillWanted
+      var threw = false
+      do { try pod.checkStillWanted() } catch { threw = error is CancellationError }
+      read.withLock { $0 = (wanted, threw) }
+      return 0
+    }
+    let pod = Pod()
+    let caller = Task { try await pod.resolve(slow) }
+    await started.wait()
+    await change(pod)
+    await release.open()
+    _ = try? await caller.value
+    let result = try #require(read.withLock { $0 })
+    return result
+  }
+
+  @Test("unchanged, an async build stays wanted")
+  func unchanged() async throws {
+    let result = try await standing(after: { _ in })
+    #expect(result.wanted && !result.checkThrew)
+  }
+
+  @Test("a discarded dependency makes the build unwanted")
+  func dependencyDiscarded() async throws {
+    let result = try await standing(after: { $0.clearCachedInstances(forScope: StepScope()) })
+    #expect(!result.wanted && result.checkThrew)
+  }
+
+  @Test("a clear of the build's own scope makes it unwanted")
+  func ownScopeCleared() async throws {
+    let result = try await standing(
+      after: { $0.clearCachedInstances(forScope: OtherStepScope()) }, scope: OtherStepScope())
+    #expect(!result.wanted && result.checkThrew)
+  }
+
+  @Test("a clear of another scope leaves it wanted")
+  func unrelatedClear() async throws {
+    let result = try await standing(
+      after: { $0.clearCachedInstances(forScope: UnrelatedScope()) }, scope: OtherStepScope())
+    #expect(result.wanted && !result.checkThrew)
+  }
+
+  @Test("an override of the provider makes its build unwanted")
+  func overridden() async throws {
+    let target = AsyncProvider(name: "target") { _ in 0 }
+    let started = AsyncGate()
+    let release = AsyncGate()
+    let read = Shared<Bool?>(nil)
+    let pod = Pod()
+    pod.overrideProvider(target) { pod in
+      await started.open()
+      await release.wait()
+      read.withLock { $0 = pod.isStillWanted }
+      return 1
+    }
+    let caller = Task { try await pod.resolve(target) }
+    await started.wait()
+    pod.overrideProvider(target, withValue: 2)
+    await release.open()
+    #expect(try await caller.value == 1)  // its caller still gets it, uncached
+    #expect(read.withLock { $0 } == false)
+    #expect(try await pod.resolve(target) == 2)
+  }
+
+  @Test("when every caller has left, the build is unwanted and can stop early")
+  func everyCallerLeft() async throws {
+    let started = AsyncGate()
+    let finished = AsyncGate()
+    let read = Shared<Bool?>(nil)
+    let slow = AsyncProvider(name: "slow") { pod in
+      await started.open()
+      // Not a cancellation-aware wait: the builder learns from its context alone.
+      while pod.isStillWanted { await Task.yield() }
+      read.withLock { $0 = pod.isStillWanted }
+      await finished.open()
+      return 0
+    }
+    let pod = Pod()
+    let caller = Task { try await pod.resolve(slow) }
+    await started.wait()
+    caller.cancel()
+    await finished.wait()
+    #expect(read.withLock { $0 } == false)
+  }
+
+  @Test("when the pod goes away, the build is unwanted")
+  func podGone() async throws {
+    let started = AsyncGate()
+    let release = AsyncGate()
+    let finished = AsyncGate()
+    let read = Shared<Bool?>(nil)
+    let slow = AsyncProvider(name: "slow") { pod in
+      await started.open()
+      await release.wait()
+      read.withLock { $0 = pod.isStillWanted }
+      await finished.open()
+      return 0
+    }
+    var pod: Pod? = Pod()
+    // A watcher holds the engine but not the pod, so the pod can go while the build runs.
+    let instances = pod!.instances(of: slow)
+    let watcher = Task {
+      var iterator = instances.makeAsyncIterator()
+      return try await iterator.next()
+    }
+    await started.wait()
+    pod = nil
+    await release.open()
+    await finished.wait()
+    #expect(read.withLock { $0 } == false)
+    #expect(try await watcher.value == nil)
+  }
+}
