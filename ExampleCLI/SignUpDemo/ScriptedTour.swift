@@ -223,7 +223,8 @@ enum ScriptedTour {
         """,
         override: "added"
       ) { Pod(overrides: [httpClientProvider.override(withValue: fake)], observer: testTrace) }
-      let flow = SignUpFlow(pod: testPod, trace: testTrace, transcript: transcript)
+      let flow = SignUpFlow(
+        pod: testPod, trace: testTrace, transcript: transcript, podExpression: "testPod")
       testFlow = flow
       write("  (trace off while the test repeats steps 1, 2 and 4)")
       testTrace.isEnabled = false

@@ -39,6 +39,8 @@ struct ScriptedTourTests {
       section(8).contains(
         "  ▸ let testPod = Pod(overrides: [httpClientProvider.override(withValue: fake)])"))
     #expect(section(9).contains("  ▸ testPod.removeOverrideProvider(httpClientProvider)"))
+    #expect(section(8).contains("  ▸ testPod.clearCachedInstances(forScope: SignUpFlowScope())"))
+    #expect(!section(8).contains("▸ pod."))
   }
 
   @Test("what one call reused is one line, each instance named once")
