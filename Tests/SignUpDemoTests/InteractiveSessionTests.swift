@@ -270,7 +270,7 @@ struct InteractiveSessionTests {
     for line in ["window new", "window new", "window 2", "start", "email grace@example.com"] {
       _ = await interpreter.handle(line)
     }
-    weak var closedPod = interpreter.flow.pod
+    weak let closedPod = interpreter.flow.pod
     let closedSession = interpreter.flow.pod.resolve(signUpSessionProvider)
     #expect(closedSession.email == "grace@example.com")
     _ = await interpreter.handle("window close")
