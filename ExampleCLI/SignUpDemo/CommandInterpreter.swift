@@ -14,8 +14,12 @@ final class CommandInterpreter {
       back                  go back from the profile screen (clears ProfileStepScope)
       finish                submit the sign-up (clears SignUpFlowScope and both step scopes)
       cancel                abandon the sign-up (clears SignUpFlowScope)
-      status                where you are and what the pod holds
-      graph [dot|mermaid]   the dependency graph (plain text by default)
+      status                where you are and what the window's pod and the app's pod hold
+      graph [dot|mermaid]   the window pod's dependency graph (plain text by default)
+      window new            open a window (a child pod of the app's pod) and switch to it
+      window <number>       switch to that window: the commands above act on the current one
+      window, windows       list the windows; * marks the current one
+      window close          close the current window: its pod goes, with what it cached
       trace on|off          show or hide the pod calls and what they built, reused, discarded
       help                  this list
       quit                  leave (Ctrl-D or the end of input works too)
@@ -23,12 +27,19 @@ final class CommandInterpreter {
 
   static let graphFormats = "text, dot or mermaid"
 
-  let flow: SignUpFlow
+  /// The app's pod and its windows.
+  let app: WindowedApp
   private let transcript: Transcript
+
+  /// The sign-up in the current window, which the commands act on.
+  var flow: SignUpFlow { app.current.flow }
+
+  /// What the terminal shows before each line: `[window 2] > `.
+  var prompt: String { "[\(app.current.name)] > " }
 
   init(transcript: Transcript) {
     self.transcript = transcript
-    flow = SignUpFlow(transcript: transcript)
+    app = WindowedApp(transcript: transcript)
   }
 
   /// Runs one line of input.
@@ -52,6 +63,13 @@ final class CommandInterpreter {
       case ("cancel", ""): try flow.cancel()
       case ("status", ""): flow.status()
       case ("graph", let format): showGraph(format)
+      case ("window", let argument) where argument.lowercased() == "new": app.openWindow()
+      case ("window", let argument) where argument.lowercased() == "close":
+        try app.closeCurrentWindow()
+      case ("window", ""), ("windows", ""): app.listWindows()
+      case ("window", let number) where Int(number) != nil: try app.switchToWindow(Int(number)!)
+      case ("window", _):
+        refuse("window takes 'new', 'close' or a window's number, e.g. 'window 2'")
       case ("trace", let setting) where ["on", "off"].contains(setting.lowercased()):
         flow.trace.isEnabled = setting.lowercased() == "on"
         transcript.write(
@@ -62,7 +80,7 @@ final class CommandInterpreter {
       case ("help", ""): transcript.write(Self.help)
       case ("quit", ""), ("exit", ""): return .quit
       case ("start", _), ("back", _), ("finish", _), ("cancel", _), ("status", _), ("help", _),
-        ("quit", _), ("exit", _):
+        ("quit", _), ("exit", _), ("windows", _):
         refuse("'\(typed)' takes no argument")
       default:
         refuse("unknown command '\(typed)': type 'help' for the list")

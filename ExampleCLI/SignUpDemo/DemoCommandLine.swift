@@ -9,7 +9,8 @@ public enum DemoCommandLine {
 
       (no arguments)      a scripted walk-through: each step says why, shows the app's code
                           and what the pod built, reused and discarded
-      --interactive       drive the flow yourself; type 'help' at the prompt. Reads commands
+      --interactive       drive the flow yourself, in one window or several ('window new');
+                          type 'help' at the prompt. Reads commands
                           from standard input, so it also works from a pipe:
                             printf 'start\\nemail ada@example.com\\nstatus\\n' | ExampleCLI --interactive
       --graph FORMAT      print the dependency graph in the middle of a sign-up, as text,
@@ -40,10 +41,11 @@ public enum DemoCommandLine {
       let interpreter = CommandInterpreter(transcript: transcript)
       if isTerminal {
         transcript.write(
-          "ProviderPod sign-up demo. Type 'help' for the commands, 'quit' or Ctrl-D to leave.")
+          "ProviderPod sign-up demo. Type 'help' for the commands, 'window new' for a second"
+            + " window, 'quit' or Ctrl-D to leave.")
       }
       while true {
-        guard let line = readLine(isTerminal ? "> " : nil) else {
+        guard let line = readLine(isTerminal ? interpreter.prompt : nil) else {
           // Ctrl-D leaves the cursor after the prompt: end that line for the shell's prompt.
           if isTerminal { transcript.write("") }
           return 0

@@ -12,11 +12,12 @@ enum ScriptedTour {
     provider declared next to its type (ExampleCLI/SignUpDemo/Providers.swift); nothing is
     registered. A provider's scope says how long the pod keeps its instance:
 
-      SingletonScope       AppConfiguration, HTTPClient,               the whole app
-                           SignUpConfiguration, SignUpService
-      SignUpFlowScope      SignUpSession, EmailAvailability(address)   one sign-up
-      ├─ EmailStepScope    EmailValidator, EmailStepViewModel          the email screen
-      └─ ProfileStepScope  NameValidator, ProfileStepViewModel         the profile screen
+      SingletonScope         AppConfiguration, HTTPClient,               the whole app
+                             SignUpConfiguration, SignUpService
+      WindowScope            (each window's pod owns it: step 7)         one window
+      └─ SignUpFlowScope     SignUpSession, EmailAvailability(address)   one sign-up
+         ├─ EmailStepScope   EmailValidator, EmailStepViewModel          the email screen
+         └─ ProfileStepScope NameValidator, ProfileStepViewModel         the profile screen
 
     Clearing a scope discards its instances, those of its child scopes, and whatever was
     built from them. Each step says why, runs the app's code (▸) and shows what the pod did:
@@ -121,14 +122,95 @@ enum ScriptedTour {
       6, "Another sign-up starts.", command: "start",
       why: """
         Why: it must begin empty while the app-wide instances carry on: a new SignUpSession#2
-        and new screens, the same HTTPClient#1 and configuration (see the graph in step 9).
+        and new screens, the same HTTPClient#1 and configuration (see the graph in step 10).
         """
     ) { try flow.start() }
+
+    await step(
+      7, "The user opens two windows and signs up in both.",
+      why: """
+        Why: each window runs a sign-up of its own, but a pod holds one instance of a scope:
+        one SignUpSession. So each window gets a child pod that owns WindowScope and the
+        sign-up scopes below it, while everything else stays the app pod's, shared by both.
+        Finishing in one window must leave the other alone. From here on each line says
+        which pod did it ([app], [window 1]); numbers count on across the app's pods.
+        """
+    ) {
+      let (first, second) = flow.trace.show(
+        """
+        let firstWindow = Pod(parent: pod, scopes: [WindowScope()])
+        let secondWindow = Pod(parent: pod, scopes: [WindowScope()])
+        """
+      ) {
+        (
+          Window(
+            number: 1, appPod: pod, appTrace: flow.trace, transcript: transcript,
+            podExpression: "firstWindow"),
+          Window(
+            number: 2, appPod: pod, appTrace: flow.trace, transcript: transcript,
+            podExpression: "secondWindow")
+        )
+      }
+      let (firstWindow, secondWindow) = (first.pod, second.pod)
+      write("  [window 1] > start")
+      try first.flow.start()
+      write("  [window 2] > start")
+      try second.flow.start()
+
+      let (firstSession, secondSession) = flow.trace.show(
+        "firstWindow.resolve(signUpSessionProvider) !== secondWindow.resolve(signUpSessionProvider)"
+      ) {
+        (firstWindow.resolve(signUpSessionProvider), secondWindow.resolve(signUpSessionProvider))
+      }
+      let (firstLabel, secondLabel) = (
+        first.flow.trace.label(signUpSessionProvider.name),
+        second.flow.trace.label(signUpSessionProvider.name)
+      )
+      write(
+        firstSession !== secondSession
+          ? "  ✓ a session per window: \(firstLabel) and \(secondLabel) are two instances"
+          : "  ✗ both windows hold \(firstLabel)")
+      let shared = try await flow.trace.showAwaiting(
+        """
+        try await firstWindow.resolve(signUpConfigurationProvider)
+          === secondWindow.resolve(signUpConfigurationProvider)
+        """
+      ) {
+        try await firstWindow.resolve(signUpConfigurationProvider)
+          === secondWindow.resolve(signUpConfigurationProvider)
+      }
+      let configuration = flow.trace.label(signUpConfigurationProvider.name)
+      write(
+        shared
+          ? "  ✓ one singleton for both: the app's \(configuration) is the same instance"
+          : "  ✗ the windows hold different configurations")
+
+      write("  (trace off while window 1 fills in its sign-up and window 2 its email)")
+      flow.trace.isEnabled = false
+      write("  [window 1] > email grace@example.com")
+      try first.flow.enterEmail("grace@example.com")
+      write("  [window 1] > profile Grace Hopper")
+      try first.flow.enterName("Grace Hopper")
+      write("  [window 2] > email alan@example.com")
+      try second.flow.enterEmail("alan@example.com")
+      flow.trace.isEnabled = true
+
+      write("  [window 1] > finish")
+      try await first.flow.finish()
+      write("  [window 2] after window 1 finished")
+      let kept = flow.trace.show("secondWindow.resolve(signUpSessionProvider)") {
+        secondWindow.resolve(signUpSessionProvider)
+      }
+      write(
+        kept === secondSession && kept.email == "alan@example.com"
+          ? "  ✓ window 2 is untouched: \(second.flow.summary)"
+          : "  ✗ window 2 lost its sign-up")
+    }
 
     let fake = RecordingHTTPClient()
     var testFlow: SignUpFlow?
     await step(
-      7, "A test runs the same screens against a fake server.",
+      8, "A test runs the same screens against a fake server.",
       why: """
         Why: a test must not reach the network or disturb the app's pod. It makes a pod of
         its own that overrides HTTPClient with a fake; that pod keeps and numbers its own
@@ -143,7 +225,8 @@ enum ScriptedTour {
         """,
         override: "added"
       ) { Pod(overrides: [httpClientProvider.override(withValue: fake)], observer: testTrace) }
-      let flow = SignUpFlow(pod: testPod, trace: testTrace, transcript: transcript)
+      let flow = SignUpFlow(
+        pod: testPod, trace: testTrace, transcript: transcript, podExpression: "testPod")
       testFlow = flow
       write("  (trace off while the test repeats steps 1, 2 and 4)")
       testTrace.isEnabled = false
@@ -157,7 +240,7 @@ enum ScriptedTour {
     }
 
     await step(
-      8, "The test removes its override.",
+      9, "The test removes its override.",
       why: """
         Why: nothing built from the fake may outlive it. Removing the override discards the
         fake and everything built from it; the next resolve builds the app's own client.
@@ -177,7 +260,7 @@ enum ScriptedTour {
     }
 
     await step(
-      9, "The app's pod now.",
+      10, "The app's pod now.",
       why: """
         Why: to see what the app holds between sign-ups: every cached instance and what it
         was built from (an instance <- its dependencies). Only the second sign-up is left.

@@ -25,6 +25,8 @@ final class SignUpFlow {
   let pod: Pod
   /// Numbers the pod's instances and prints its events.
   let trace: TraceObserver
+  /// What the code shown for each pod call names the pod: `pod`, `firstWindow`.
+  let podExpression: String
   private let transcript: Transcript
   private var emailScreen: EmailStepViewModel?
   private var profileScreen: ProfileStepViewModel?
@@ -35,10 +37,12 @@ final class SignUpFlow {
     self.init(pod: Pod(overrides: overrides, observer: trace), trace: trace, transcript: transcript)
   }
 
-  /// A flow on `pod`, whose observer is `trace`.
-  init(pod: Pod, trace: TraceObserver, transcript: Transcript) {
+  /// A flow on `pod`, whose observer is `trace`; the code it shows calls the pod
+  /// `podExpression`.
+  init(pod: Pod, trace: TraceObserver, transcript: Transcript, podExpression: String = "pod") {
     self.pod = pod
     self.trace = trace
+    self.podExpression = podExpression
     self.transcript = transcript
   }
 
@@ -46,12 +50,21 @@ final class SignUpFlow {
     profileScreen != nil ? .profile : emailScreen != nil ? .email : .none
   }
 
+  /// Where the user is, in a few words: `on the profile screen, editing SignUpSession#2
+  /// (holding ada@example.com)`.
+  var summary: String {
+    guard let session = emailScreen?.session else { return screen.rawValue }
+    let contents = [session.email, session.name].compactMap { $0 }
+    return "on \(screen.rawValue), editing \(label(signUpSessionProvider)) "
+      + (contents.isEmpty ? "(empty)" : "(holding \(contents.joined(separator: " and ")))")
+  }
+
   /// The user taps "Sign up".
   func start() throws(Refusal) {
     guard screen == .none else {
       throw Refusal(message: "a sign-up is already in progress: finish or cancel it first")
     }
-    let viewModel = trace.show("pod.resolve(emailStepViewModelProvider)") {
+    let viewModel = trace.show("\(podExpression).resolve(emailStepViewModelProvider)") {
       pod.resolve(emailStepViewModelProvider)
     }
     emailScreen = viewModel
@@ -68,7 +81,7 @@ final class SignUpFlow {
       throw Refusal(message: "you are on the profile screen: go 'back' first")
     }
     let problem = viewModel.submit(email) { email in
-      trace.show("pod.resolve(emailAvailabilityProvider(\"\(email)\"))") {
+      trace.show("\(podExpression).resolve(emailAvailabilityProvider(\"\(email)\"))") {
         pod.resolve(emailAvailabilityProvider(email))
       }
     }
@@ -106,7 +119,7 @@ final class SignUpFlow {
           ? "no sign-up in progress: type 'start' first"
           : "the email screen is the first one: use 'cancel' to leave the sign-up")
     }
-    trace.show("pod.clearCachedInstances(forScope: ProfileStepScope())") {
+    trace.show("\(podExpression).clearCachedInstances(forScope: ProfileStepScope())") {
       pod.clearCachedInstances(forScope: ProfileStepScope())
     }
     profileScreen = nil
@@ -125,14 +138,14 @@ final class SignUpFlow {
     let configuration: SignUpConfiguration
     do {
       configuration = try await trace.showAwaiting(
-        "try await pod.resolve(signUpConfigurationProvider)"
+        "try await \(podExpression).resolve(signUpConfigurationProvider)"
       ) {
         try await pod.resolve(signUpConfigurationProvider)
       }
     } catch {
       throw Refusal(message: "the sign-up configuration did not load: \(error)")
     }
-    let service = trace.show("pod.resolve(signUpServiceProvider)") {
+    let service = trace.show("\(podExpression).resolve(signUpServiceProvider)") {
       pod.resolve(signUpServiceProvider)
     }
     let status = service.submit(
@@ -161,7 +174,7 @@ final class SignUpFlow {
   private func clearFlow() {
     let session = emailScreen?.session
     let sessionLabel = label(signUpSessionProvider)
-    trace.show("pod.clearCachedInstances(forScope: SignUpFlowScope())") {
+    trace.show("\(podExpression).clearCachedInstances(forScope: SignUpFlowScope())") {
       pod.clearCachedInstances(forScope: SignUpFlowScope())
     }
     emailScreen = nil
@@ -171,18 +184,31 @@ final class SignUpFlow {
     }
   }
 
-  /// Where the user is and what the pod holds, without building anything.
+  /// Where the user is and what the pod holds, without building anything. In a child pod
+  /// (a window's), its own instances, then those of the parent that it shares.
   func status() {
     say("screen: \(screen.rawValue)")
-    let nodes = pod.dependencyGraph().nodes
-    say("cached instances: \(nodes.count)")
+    guard let parent = pod.parent, let parentTrace = trace.parent else {
+      list("cached instances", pod.dependencyGraph().nodes, trace: trace)
+      return
+    }
+    // A child's graph also lists the parent's instances its own were built from.
+    let own = pod.dependencyGraph().nodes.filter { trace.holds($0.provider) }
+    list("cached in [\(trace.podName)]", own, trace: trace)
+    list(
+      "cached in [\(parentTrace.podName)], shared by every window", parent.dependencyGraph().nodes,
+      trace: parentTrace)
+  }
+
+  private func list(_ title: String, _ nodes: [DependencyGraph.Node], trace: TraceObserver) {
+    say("\(title): \(nodes.count)")
     for node in nodes {
       say("  \(trace.label(node.provider).padded(to: 40)) \(node.scope)")
     }
   }
 
   private func showProfileScreen() {
-    let viewModel = trace.show("pod.resolve(profileStepViewModelProvider)") {
+    let viewModel = trace.show("\(podExpression).resolve(profileStepViewModelProvider)") {
       pod.resolve(profileStepViewModelProvider)
     }
     profileScreen = viewModel

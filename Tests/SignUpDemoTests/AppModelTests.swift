@@ -40,6 +40,62 @@ struct AppModelTests {
     #expect(trace.label("EmailValidator") == "EmailValidator")
   }
 
+  @Test("a window's pod owns its sign-up and shares the app's singletons")
+  func windowPods() async throws {
+    let app = Pod()
+    let first = Pod(parent: app, scopes: [WindowScope()])
+    let second = Pod(parent: app, scopes: [WindowScope()])
+    let session = second.resolve(signUpSessionProvider)
+    #expect(first.resolve(signUpSessionProvider) !== session)
+    #expect(second.resolve(profileStepViewModelProvider).session === session)
+    let configuration = try await first.resolve(signUpConfigurationProvider)
+    #expect(try await second.resolve(signUpConfigurationProvider) === configuration)
+    #expect(try await app.resolve(signUpConfigurationProvider) === configuration)
+    session.email = "grace@example.com"
+    first.clearCachedInstances(forScope: SignUpFlowScope())
+    #expect(second.resolve(signUpSessionProvider) === session)
+    #expect(session.email == "grace@example.com")
+  }
+
+  @Test("the trace numbers instances across a tree of pods and says which pod reported each")
+  func traceOfATree() {
+    let transcript = Transcript()
+    let appTrace = TraceObserver(transcript: transcript)
+    let app = Pod(observer: appTrace)
+    let windowTrace = TraceObserver(childOf: appTrace, podName: "window 1")
+    let window = Pod(parent: app, scopes: [WindowScope()], observer: windowTrace)
+    let otherTrace = TraceObserver(childOf: appTrace, podName: "window 2")
+    let other = Pod(parent: app, scopes: [WindowScope()], observer: otherTrace)
+    windowTrace.show("window.resolve(nameValidatorProvider)") {
+      _ = window.resolve(nameValidatorProvider)
+    }
+    otherTrace.show("other.resolve(nameValidatorProvider)") {
+      _ = other.resolve(nameValidatorProvider)
+    }
+    #expect(
+      transcript.output.split(separator: "\n") == [
+        "  ▸ window.resolve(nameValidatorProvider)",
+        // Built through window 1, but cached in the app's pod, which reports it.
+        "    + built      AppConfiguration#1       SingletonScope   [app]",
+        "    + built      NameValidator#1          ProfileStepScope [window 1]",
+        "  ▸ other.resolve(nameValidatorProvider)",
+        "    + built      NameValidator#2          ProfileStepScope [window 2]",
+        "    = reused     AppConfiguration#1 [app]",
+      ])
+    #expect(windowTrace.label("NameValidator") == "NameValidator#1")
+    #expect(otherTrace.label("NameValidator") == "NameValidator#2")
+    #expect(windowTrace.label("AppConfiguration") == "AppConfiguration#1")
+    #expect(!windowTrace.holds("AppConfiguration"))
+    #expect(appTrace.holds("AppConfiguration"))
+    #expect(
+      windowTrace.labeledGraphLines(of: window) == [
+        "AppConfiguration#1 [app] (SingletonScope)",
+        "NameValidator#1 (ProfileStepScope) <- AppConfiguration#1 [app]",
+      ])
+    windowTrace.isEnabled = false
+    #expect(!appTrace.isEnabled)
+  }
+
   @Test("clearing the flow scope closes the session: its form data is erased")
   func sessionClosedOnDiscard() {
     let pod = Pod()

@@ -17,7 +17,7 @@ struct ScriptedTourTests {
     #expect(transcript.errors.isEmpty)
   }
 
-  @Test("every step says why before it shows any code or what the pod did", arguments: 0...9)
+  @Test("every step says why before it shows any code or what the pod did", arguments: 0...10)
   func whyFirst(number: Int) {
     let lines = section(number).split(separator: "\n").dropFirst()
     #expect(lines.first?.hasPrefix("  Why: ") == true)
@@ -32,10 +32,15 @@ struct ScriptedTourTests {
     #expect(section(2).contains("  ▸ pod.resolve(emailAvailabilityProvider(\"ada@example.com\"))"))
     #expect(section(3).contains("  ▸ pod.clearCachedInstances(forScope: ProfileStepScope())"))
     #expect(section(5).contains("  ▸ pod.clearCachedInstances(forScope: SignUpFlowScope())"))
+    #expect(section(7).contains("  ▸ let firstWindow = Pod(parent: pod, scopes: [WindowScope()])"))
     #expect(
-      section(7).contains(
+      section(7).contains("  ▸ firstWindow.clearCachedInstances(forScope: SignUpFlowScope())"))
+    #expect(
+      section(8).contains(
         "  ▸ let testPod = Pod(overrides: [httpClientProvider.override(withValue: fake)])"))
-    #expect(section(8).contains("  ▸ testPod.removeOverrideProvider(httpClientProvider)"))
+    #expect(section(9).contains("  ▸ testPod.removeOverrideProvider(httpClientProvider)"))
+    #expect(section(8).contains("  ▸ testPod.clearCachedInstances(forScope: SignUpFlowScope())"))
+    #expect(!section(8).contains("▸ pod."))
   }
 
   @Test("what one call reused is one line, each instance named once")
@@ -83,6 +88,7 @@ struct ScriptedTourTests {
     }
     let liveFinish = unnumbered(discards(in: section(5)))
     #expect(unnumbered(discards(in: section(7))) == liveFinish)
+    #expect(unnumbered(discards(in: section(8))) == liveFinish)
     #expect(
       unnumbered(discards(in: section(3)))
         == liveFinish.filter { ["NameValidator", "ProfileStepViewModel"].contains($0) })
@@ -96,6 +102,52 @@ struct ScriptedTourTests {
     for singleton in ["AppConfiguration", "HTTPClient", "SignUpConfiguration", "SignUpService"] {
       #expect(!livePod.contains("\(singleton)#2"), "\(singleton)")
     }
+  }
+
+  @Test("two windows: a sign-up each, the app's singletons shared, finishing one leaves the other")
+  func windows() {
+    let step7 = section(7)
+    #expect(step7.contains("    + built      SignUpSession#3          SignUpFlowScope  [window 1]"))
+    #expect(step7.contains("    + built      SignUpSession#4          SignUpFlowScope  [window 2]"))
+    #expect(
+      step7.contains(
+        "  ✓ a session per window: SignUpSession#3 and SignUpSession#4 are two instances"))
+    #expect(step7.contains("    = reused     SignUpConfiguration#1 [app]"))
+    #expect(
+      step7.contains(
+        "  ✓ one singleton for both: the app's SignUpConfiguration#1 is the same instance"))
+    #expect(!step7.contains("✗"))
+    // What the windows use of the app's is the app's: nothing app-wide is built again.
+    for singleton in ["AppConfiguration", "HTTPClient", "SignUpConfiguration", "SignUpService"] {
+      #expect(!step7.contains("+ built      \(singleton)"), "\(singleton)")
+    }
+    // Window 1's finish clears window 1's flow, and nothing of window 2's or the app's.
+    guard let finish = step7.range(of: "  [window 1] > finish") else {
+      Issue.record("window 1 does not finish")
+      return
+    }
+    let afterFinish = String(step7[finish.lowerBound...])
+    #expect(
+      discards(in: afterFinish) == [
+        "EmailAvailability(grace@example.com)#1", "SignUpSession#3", "EmailStepViewModel#3",
+        "EmailValidator#3", "NameValidator#3", "ProfileStepViewModel#3",
+      ])
+    let discardLines = afterFinish.split(separator: "\n").filter { $0.contains("- discarded") }
+    #expect(discardLines.allSatisfy { $0.contains(" [window 1]  (its scope was cleared)") })
+    #expect(afterFinish.contains("    = reused     SignUpSession#4 [window 2]"))
+    #expect(
+      afterFinish.contains(
+        "  ✓ window 2 is untouched: on the profile screen, editing SignUpSession#4"
+          + " (holding alan@example.com)"))
+  }
+
+  @Test("lines say which pod did it only once the app's pod has children")
+  func podTags() {
+    let beforeWindows = (0...6).map(section).joined(separator: "\n")
+    #expect(!beforeWindows.contains("[app]"))
+    #expect(section(7).contains("    = reused     SignUpService#1 [app]"))
+    // The test's pod is a tree of its own, with no children.
+    #expect(!section(8).contains("[app]"))
   }
 
   @Test("the async configuration is loaded once for two screens asking at once")
@@ -121,30 +173,30 @@ struct ScriptedTourTests {
 
   @Test("the test pod uses its fake; removing the override is reported as a removal")
   func testPod() {
-    let step7 = section(7)
-    #expect(step7.contains("    ~ override added  HTTPClient"))
-    #expect(
-      step7.contains("SignUpService#1 sent the sign-up through RecordingHTTPClient: status 201"))
-    #expect(step7.contains("    POST /signup email=test@example.com name=Test User terms=2026-01"))
     let step8 = section(8)
-    #expect(step8.contains("    ~ override removed  HTTPClient"))
+    #expect(step8.contains("    ~ override added  HTTPClient"))
+    #expect(
+      step8.contains("SignUpService#1 sent the sign-up through RecordingHTTPClient: status 201"))
+    #expect(step8.contains("    POST /signup email=test@example.com name=Test User terms=2026-01"))
+    let step9 = section(9)
+    #expect(step9.contains("    ~ override removed  HTTPClient"))
     #expect(!transcript.output.contains("~ overridden"))
     #expect(
-      step8.contains("- discarded  HTTPClient#1             SingletonScope  (its override changed)")
+      step9.contains("- discarded  HTTPClient#1             SingletonScope  (its override changed)")
     )
     #expect(
-      step8.contains(
+      step9.contains(
         "- discarded  SignUpService#1          SingletonScope  (it was built from a discarded instance)"
       ))
-    #expect(step8.contains("SignUpService#2 sends through DemoServerClient"))
+    #expect(step9.contains("SignUpService#2 sends through DemoServerClient"))
   }
 
   @Test("ends with the live pod's dependency graph")
   func graph() {
     #expect(
-      section(9).contains(
+      section(10).contains(
         "    EmailStepViewModel#2 (EmailStepScope) <- EmailValidator#2, SignUpSession#2"))
-    #expect(section(9).contains("    SignUpService#1 (SingletonScope) <- HTTPClient#1"))
+    #expect(section(10).contains("    SignUpService#1 (SingletonScope) <- HTTPClient#1"))
   }
 
   /// The labels of the discard lines in `text`, in order.
