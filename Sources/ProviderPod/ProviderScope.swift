@@ -120,4 +120,14 @@ struct ScopeKey: Hashable, Sendable {
   init(_ scope: any ProviderScope) {
     id = ObjectIdentifier(type(of: scope))
   }
+
+  func hash(into hasher: inout Hasher) {
+    hasher.combine(id)
+  }
+
+  /// A type's address, hashed cheaply (see `mixedAddressHash`): every child pod made looks
+  /// its owned scopes up, and every clear its scopes.
+  func _rawHashValue(seed: Int) -> Int {
+    mixedAddressHash(UInt(bitPattern: id), seed: seed)
+  }
 }

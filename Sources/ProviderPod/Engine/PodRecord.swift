@@ -33,7 +33,7 @@ final class PodRecord {
   @exclusivity(unchecked) var scopeEpochs: [ScopeKey: Int] = [:]
   /// The live child pods. Not owned: a parent does not keep its children alive, and a child
   /// removes itself here when it goes away.
-  @exclusivity(unchecked) var children: [ObjectIdentifier: Unowned] = [:]
+  @exclusivity(unchecked) var children: [SlotID: Unowned] = [:]
   /// False once the pod is gone: builds still running then cache nothing in it.
   @exclusivity(unchecked) var isAlive = true
   /// For an observed pod only: the provider cached last for each declaration and name, to
@@ -51,7 +51,9 @@ final class PodRecord {
     self.observer = observer
   }
 
-  var id: ObjectIdentifier { ObjectIdentifier(self) }
+  /// The pod's identity among its parent's children, hashed cheaply (a server makes and
+  /// drops a child per request).
+  var id: SlotID { SlotID(address: UInt(bitPattern: ObjectIdentifier(self))) }
 
   /// Whether this pod is `other` or one of its ancestors.
   func isAncestor(ofOrSameAs other: PodRecord) -> Bool {

@@ -39,10 +39,11 @@ final class Slot {
   var isUnused: Bool { entry == nil && build == nil && dependents.isEmpty }
 }
 
-/// A slot's identity in "built from" tables: its address, hashed as cheaply as a
-/// ``ProviderKey`` (SipHash on an `ObjectIdentifier` cost about 180 instructions per lookup,
-/// and a build with 100 dependencies makes hundreds). A table that holds the id holds the slot
-/// too, so the address is not reused while the table has it.
+/// An engine object's identity in its tables (a slot's in "built from" tables, a child pod's
+/// among its parent's children): its address, hashed as cheaply as a ``ProviderKey`` (SipHash
+/// on an `ObjectIdentifier` cost about 180 instructions per lookup, and a build with 100
+/// dependencies makes hundreds). A table that holds the id holds or outlives the object, so
+/// the address is not reused while the table has it.
 struct SlotID: Hashable {
   let address: UInt
 
