@@ -131,6 +131,24 @@ struct ChildPodTests {
     #expect(parent.invariantViolations == [])
   }
 
+  @Test("an instance built in a child keeps what it was built from that is never cached")
+  func alwaysNewDependencyOfAChildsInstance() {
+    let app = App()
+    let fresh = Provider<Instance>(scope: AlwaysCreateNewScope(), name: "fresh") { _ in
+      Instance("fresh", serial: 0)
+    }
+    let viewModel = Provider<Instance>(name: "view model") { pod in
+      Instance(
+        "view model", serial: 0, dependencies: [pod.resolve(fresh), pod.resolve(app.session)])
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent, scopes: [WindowScope()])
+
+    let own = child.resolve(viewModel)
+    #expect(parent.invariantViolations == [])
+    #expect(child.resolve(viewModel) === own)
+  }
+
   @Test("removing a child's override goes back to the parent's shared instances")
   func removingAChildOverride() {
     let app = App()

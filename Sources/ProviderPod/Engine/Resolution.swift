@@ -210,8 +210,10 @@ extension EngineState {
         if stale { caller?.owner?.invalidate() }
       } else {
         if homeSlot !== slot {
-          dropDependent(slot, from: dependencies, released: &released)
+          // Count the home slot first: a slot with no instance of its own (an always-new
+          // provider's) would otherwise be pruned as unused in between.
           for dependency in dependencies.values { addDependent(homeSlot, on: dependency) }
+          dropDependent(slot, from: dependencies, released: &released)
         }
         if let entry {
           entry.dependencies = dependencies
