@@ -131,6 +131,28 @@ struct ChildPodTests {
     #expect(parent.invariantViolations == [])
   }
 
+  @Test("an instance built through a child from an always-new provider is the parent's")
+  func alwaysNewDependencyThroughAChild() {
+    let fresh = Provider<Instance>(scope: AlwaysCreateNewScope(), name: "fresh") { _ in
+      Instance("fresh", serial: 0)
+    }
+    let builds = Counter()
+    let cached = Provider<Instance>(name: "cached") { pod in
+      Instance("cached", serial: builds.next(), dependencies: [pod.resolve(fresh)])
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent)
+
+    let shared = child.resolve(cached)
+    #expect(parent.resolve(cached) === shared)
+    #expect(builds.value == 1)
+    #expect(parent.invariantViolations == [])
+    // What was built with the parent's builder of `fresh` goes when it is cleared there.
+    parent.clearCachedInstance(of: fresh)
+    #expect(child.resolve(cached) !== shared)
+    #expect(parent.invariantViolations == [])
+  }
+
   @Test("an instance built in a child keeps what it was built from that is never cached")
   func alwaysNewDependencyOfAChildsInstance() {
     let app = App()
@@ -147,6 +169,10 @@ struct ChildPodTests {
     let own = child.resolve(viewModel)
     #expect(parent.invariantViolations == [])
     #expect(child.resolve(viewModel) === own)
+    // The child built it with the parent's builder of `fresh`: clearing that reaches it.
+    parent.clearCachedInstance(of: fresh)
+    #expect(child.resolve(viewModel) !== own)
+    #expect(parent.invariantViolations == [])
   }
 
   @Test("removing a child's override goes back to the parent's shared instances")

@@ -52,8 +52,13 @@ extension EngineState {
           return .cycle(report)
         }
         // Nothing is cached, so the caller's instance depends on this provider directly, and
-        // on whatever this build resolves.
-        if caller.owner != nil { recordDependency(on: slot(for: provider, in: pod), from: caller) }
+        // on whatever this build resolves. It depends on the builder that applies: the
+        // provider's own, which is the root's, or the nearest override's. Recording it in the
+        // pod the resolve went through would keep an instance built through a child in that
+        // child even when nothing it was built from is the child's own.
+        if caller.owner != nil {
+          recordDependency(on: slot(for: provider, in: applied?.pod ?? root), from: caller)
+        }
       }
       return .build(
         makeFrame(
