@@ -175,6 +175,28 @@ struct ChildPodTests {
     #expect(parent.invariantViolations == [])
   }
 
+  @Test("a provider the parent overrides to be always new is not in the scope a child owns")
+  func overriddenToAlwaysNew() {
+    let windowValue = Provider<Instance>(scope: WindowScope(), name: "window value") { _ in
+      Instance("window value", serial: 0)
+    }
+    let builds = Counter()
+    let cached = Provider<Instance>(name: "cached") { pod in
+      Instance("cached", serial: builds.next(), dependencies: [pod.resolve(windowValue)])
+    }
+    let parent = Pod()
+    parent.overrideProvider(windowValue, scope: AlwaysCreateNewScope()) { _ in
+      Instance("always new", serial: 0)
+    }
+    let child = Pod(parent: parent, scopes: [WindowScope()])
+
+    let shared = parent.resolve(cached)
+    #expect(child.resolve(cached) === shared)
+    #expect(child.resolve(cached) === shared)
+    #expect(builds.value == 1)
+    #expect(parent.invariantViolations == [])
+  }
+
   @Test("removing a child's override goes back to the parent's shared instances")
   func removingAChildOverride() {
     let app = App()
