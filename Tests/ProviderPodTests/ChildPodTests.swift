@@ -197,6 +197,34 @@ struct ChildPodTests {
     #expect(parent.invariantViolations == [])
   }
 
+  @Test("a child's own override of a family member, or of the family, outlasts the parent's")
+  func memberAndFamilyOverridesAcrossPods() {
+    let builds = Counter()
+    let family = ProviderFamily<Int, Instance>(name: "member") { _, id in
+      Instance("member \(id)", serial: builds.next())
+    }
+    let parent = Pod()
+    let memberOverriding = Pod(
+      parent: parent,
+      overrides: [family(1).override { _ in Instance("child's 1", serial: builds.next()) }])
+    let familyOverriding = Pod(
+      parent: parent,
+      overrides: [family.override { _, id in Instance("child's \(id)", serial: builds.next()) }])
+    let ownMember = memberOverriding.resolve(family(1))
+    let ownFamilyMember = familyOverriding.resolve(family(1))
+
+    // The child's override of the member is nearer than the parent's of the family.
+    parent.overrideProvider(family) { _, id in Instance("parent's \(id)", serial: 0) }
+    #expect(memberOverriding.resolve(family(1)) === ownMember)
+    #expect(memberOverriding.resolve(family(2)).label == "parent's 2")
+    // The child's override of the family is nearer than the parent's of the member.
+    parent.overrideProvider(family(1)) { _ in Instance("parent's own 1", serial: 0) }
+    #expect(familyOverriding.resolve(family(1)) === ownFamilyMember)
+    parent.removeOverrideProvider(family)
+    #expect(memberOverriding.resolve(family(1)) === ownMember)
+    #expect(parent.invariantViolations == [])
+  }
+
   @Test("removing a child's override goes back to the parent's shared instances")
   func removingAChildOverride() {
     let app = App()
