@@ -41,7 +41,12 @@ struct RandomChildPodModelTests {
     case pod
     /// Through the context, no observer anywhere: cached resolves take the fast path.
     case unobserved
+    /// Through `context.pod`, no observer anywhere: the fast path has to see the build.
+    case unobservedPod
     var testDescription: String { rawValue }
+
+    var throughPod: Bool { self == .pod || self == .unobservedPod }
+    var isObserved: Bool { self == .context || self == .pod }
   }
 
   @Test(
@@ -284,7 +289,7 @@ private struct TreeWorld {
     counters = (0..<count).map { _ in Counter() }
     familyScope = .singleton
     root = TreeNode(
-      id: 0, parent: nil, owned: [], recorder: style == .unobserved ? nil : EventRecorder())
+      id: 0, parent: nil, owned: [], recorder: style.isObserved ? EventRecorder() : nil)
     familyScope = randomScope()
     familyVariants = (0..<2).map { _ in random.next(below: 2) == 0 ? nil : randomScope() }
     for index in 0..<count {
@@ -324,7 +329,7 @@ private struct TreeWorld {
   private func makeBuilder(_ index: Int, _ variant: Int?) -> @Sendable (BuildContext) -> Instance {
     let dependencies = variant.map { variants[index][$0].dependencies } ?? baseDependencies[index]
     let label = "p\(index):" + (variant.map { "v\($0)" } ?? "base")
-    let (table, counter, throughPod) = (table, counters[index], style == .pod)
+    let (table, counter, throughPod) = (table, counters[index], style.throughPod)
     return { context in
       let resolver: any ProviderResolver = throughPod ? context.pod! : context
       let built = dependencies.map { resolver.resolve(table.provider($0)) }
@@ -659,7 +664,7 @@ private struct TreeWorld {
     }
     let node = TreeNode(
       id: nextPodID, parent: parent, owned: scopes.reduce(into: []) { $0.formUnion($1.subtree) },
-      recorder: style == .unobserved ? nil : EventRecorder())
+      recorder: style.isObserved ? EventRecorder() : nil)
     nextPodID += 1
     var overrides: [ProviderOverride] = []
     if random.next(below: 3) == 0 {
@@ -791,7 +796,7 @@ private struct TreeWorld {
 
   /// Each pod reported exactly what the model expects of it.
   private mutating func checkEvents(_ operation: String) -> String? {
-    guard style != .unobserved else { return nil }
+    guard style.isObserved else { return nil }
     for node in nodes {
       var built: [String] = []
       var reused: [String] = []
