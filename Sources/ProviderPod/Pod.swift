@@ -155,7 +155,9 @@ public final class Pod: Sendable {
   /// pod.overrideProvider(userProvider) { _, id in User.fake(id) }
   /// ```
   ///
-  /// Every cached member and everything built from one is discarded.
+  /// Every cached member and everything built from one is discarded, here and in the child
+  /// pods that do not override that member or the family themselves: a child's own override
+  /// is the nearer one, and its instances stay.
   ///
   /// - Parameters:
   ///   - family: The family to override.
