@@ -157,7 +157,9 @@ public final class Pod: Sendable {
   /// pod.overrideProvider(userProvider) { _, id in User.fake(id) }
   /// ```
   ///
-  /// Every cached member and everything built from one is discarded.
+  /// Every cached member and everything built from one is discarded, here and in the child
+  /// pods that do not override that member or the family themselves: a child's own override
+  /// is the nearer one, and its instances stay.
   ///
   /// - Parameters:
   ///   - family: The family to override.
@@ -204,6 +206,11 @@ public final class Pod: Sendable {
 
   /// Discards the provider's cached instance and everything built from it, leaving its scope
   /// alone. For an ``AlwaysCreateNewScope`` provider, discards what was built through it.
+  ///
+  /// In a child pod, this is the child's own instance: one it shares with its parent is the
+  /// parent's to clear. Likewise an always-new provider the child does not override is built
+  /// with the parent's builder, and clearing it in the parent reaches what the child built
+  /// through it.
   ///
   /// ```swift
   /// pod.clearCachedInstance(of: profileProvider)  // the next resolve builds a fresh one

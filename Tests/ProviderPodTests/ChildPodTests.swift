@@ -131,6 +131,100 @@ struct ChildPodTests {
     #expect(parent.invariantViolations == [])
   }
 
+  @Test("an instance built through a child from an always-new provider is the parent's")
+  func alwaysNewDependencyThroughAChild() {
+    let fresh = Provider<Instance>(scope: AlwaysCreateNewScope(), name: "fresh") { _ in
+      Instance("fresh", serial: 0)
+    }
+    let builds = Counter()
+    let cached = Provider<Instance>(name: "cached") { pod in
+      Instance("cached", serial: builds.next(), dependencies: [pod.resolve(fresh)])
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent)
+
+    let shared = child.resolve(cached)
+    #expect(parent.resolve(cached) === shared)
+    #expect(builds.value == 1)
+    #expect(parent.invariantViolations == [])
+    // What was built with the parent's builder of `fresh` goes when it is cleared there.
+    parent.clearCachedInstance(of: fresh)
+    #expect(child.resolve(cached) !== shared)
+    #expect(parent.invariantViolations == [])
+  }
+
+  @Test("an instance built in a child keeps what it was built from that is never cached")
+  func alwaysNewDependencyOfAChildsInstance() {
+    let app = App()
+    let fresh = Provider<Instance>(scope: AlwaysCreateNewScope(), name: "fresh") { _ in
+      Instance("fresh", serial: 0)
+    }
+    let viewModel = Provider<Instance>(name: "view model") { pod in
+      Instance(
+        "view model", serial: 0, dependencies: [pod.resolve(fresh), pod.resolve(app.session)])
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent, scopes: [WindowScope()])
+
+    let own = child.resolve(viewModel)
+    #expect(parent.invariantViolations == [])
+    #expect(child.resolve(viewModel) === own)
+    // The child built it with the parent's builder of `fresh`: clearing that reaches it.
+    parent.clearCachedInstance(of: fresh)
+    #expect(child.resolve(viewModel) !== own)
+    #expect(parent.invariantViolations == [])
+  }
+
+  @Test("a provider the parent overrides to be always new is not in the scope a child owns")
+  func overriddenToAlwaysNew() {
+    let windowValue = Provider<Instance>(scope: WindowScope(), name: "window value") { _ in
+      Instance("window value", serial: 0)
+    }
+    let builds = Counter()
+    let cached = Provider<Instance>(name: "cached") { pod in
+      Instance("cached", serial: builds.next(), dependencies: [pod.resolve(windowValue)])
+    }
+    let parent = Pod()
+    parent.overrideProvider(windowValue, scope: AlwaysCreateNewScope()) { _ in
+      Instance("always new", serial: 0)
+    }
+    let child = Pod(parent: parent, scopes: [WindowScope()])
+
+    let shared = parent.resolve(cached)
+    #expect(child.resolve(cached) === shared)
+    #expect(child.resolve(cached) === shared)
+    #expect(builds.value == 1)
+    #expect(parent.invariantViolations == [])
+  }
+
+  @Test("a child's own override of a family member, or of the family, outlasts the parent's")
+  func memberAndFamilyOverridesAcrossPods() {
+    let builds = Counter()
+    let family = ProviderFamily<Int, Instance>(name: "member") { _, id in
+      Instance("member \(id)", serial: builds.next())
+    }
+    let parent = Pod()
+    let memberOverriding = Pod(
+      parent: parent,
+      overrides: [family(1).override { _ in Instance("child's 1", serial: builds.next()) }])
+    let familyOverriding = Pod(
+      parent: parent,
+      overrides: [family.override { _, id in Instance("child's \(id)", serial: builds.next()) }])
+    let ownMember = memberOverriding.resolve(family(1))
+    let ownFamilyMember = familyOverriding.resolve(family(1))
+
+    // The child's override of the member is nearer than the parent's of the family.
+    parent.overrideProvider(family) { _, id in Instance("parent's \(id)", serial: 0) }
+    #expect(memberOverriding.resolve(family(1)) === ownMember)
+    #expect(memberOverriding.resolve(family(2)).label == "parent's 2")
+    // The child's override of the family is nearer than the parent's of the member.
+    parent.overrideProvider(family(1)) { _ in Instance("parent's own 1", serial: 0) }
+    #expect(familyOverriding.resolve(family(1)) === ownFamilyMember)
+    parent.removeOverrideProvider(family)
+    #expect(memberOverriding.resolve(family(1)) === ownMember)
+    #expect(parent.invariantViolations == [])
+  }
+
   @Test("removing a child's override goes back to the parent's shared instances")
   func removingAChildOverride() {
     let app = App()

@@ -241,20 +241,35 @@ struct EngineState {
   }
 
   /// The slots an override of `record`'s provider (or of every member of its family) in
-  /// `pod` affects: the provider's own in `pod` and in the pods below that do not override it
-  /// themselves, and what those pods share from above that was built from it, since they
-  /// now build it differently.
+  /// `pod` affects: the provider's own in `pod` (every member's, for a family) and in the pods
+  /// below that do not override it themselves, and what those pods share from above that was
+  /// built from it, since they now build it differently.
   private func slots(overriddenBy record: OverrideRecord, in pod: PodRecord) -> [Slot] {
     func own(in pod: PodRecord) -> [Slot] {
       if let family = record.family { return members(of: family, in: pod) }
       return pod.slots[record.providerKey].map { [$0] } ?? []
     }
     var result: [Slot] = []
-    var pending = [pod]
-    while let next = pending.popLast() {
-      if next !== pod, next.overrides[record.providerKey] != nil { continue }
-      result.append(contentsOf: own(in: next))
-      pending.append(contentsOf: next.children.values.map(\.record))
+    // Below `pod`, a pod's own override is nearer than this one, for it and the pods below
+    // it: its override of a member wins over this family's, its override of the family over
+    // this member's. For a family, that holds member by member.
+    var pending: [(pod: PodRecord, overriddenMembers: Set<ProviderKey>)] = [(pod, [])]
+    while let (next, inherited) = pending.popLast() {
+      var overriddenMembers = inherited
+      if next !== pod {
+        if next.overrides[record.providerKey] != nil { continue }
+        if let family = record.provider?.family, next.overrides[family.key] != nil { continue }
+        if let family = record.family {
+          for other in next.overrides.values where other.provider?.family?.key == family.key {
+            overriddenMembers.insert(other.providerKey)
+          }
+        }
+      }
+      let slots = own(in: next)
+      result.append(
+        contentsOf: overriddenMembers.isEmpty
+          ? slots : slots.filter { !overriddenMembers.contains($0.key) })
+      pending.append(contentsOf: next.children.values.map { ($0.record, overriddenMembers) })
     }
     guard pod.parent != nil else { return result }
     // Follow "built from" out of the ancestors' instances, keeping what lives in this pod or

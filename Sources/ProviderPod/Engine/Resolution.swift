@@ -53,9 +53,11 @@ extension EngineState {
         if let report = repeatedProviderReport(resolving: provider, from: caller) {
           return .cycle(report)
         }
-        // Nothing is cached, so the caller's instance depends on this provider directly (in
-        // the pod whose override applies, or the root: an always-new provider is shadowed in
-        // a child only by an override), and on whatever this build resolves.
+        // Nothing is cached, so the caller's instance depends on this provider directly, and
+        // on whatever this build resolves. It depends on the builder that applies: the
+        // provider's own, which is the root's, or the nearest override's. Recording it in the
+        // pod the resolve went through would keep an instance built through a child in that
+        // child even when nothing it was built from is the child's own.
         if caller.owner != nil {
           recordDependency(on: slot(for: provider, in: applied?.pod ?? root), from: caller)
         }
@@ -215,8 +217,10 @@ extension EngineState {
         if stale { caller?.owner?.invalidate() }
       } else {
         if homeSlot !== slot {
-          dropDependent(slot, from: dependencies, released: &released)
+          // Count the home slot first: a slot with no instance of its own (an always-new
+          // provider's) would otherwise be pruned as unused in between.
           for dependency in dependencies.values { addDependent(homeSlot, on: dependency) }
+          dropDependent(slot, from: dependencies, released: &released)
         }
         if let entry {
           entry.dependencies = dependencies
