@@ -7,6 +7,8 @@ class AnyAsyncBuild: @unchecked Sendable {
   var task: Task<Void, Never>?
   /// The build's frame while it runs, so that the last caller to leave can abandon it.
   var frame: Frame?
+  /// The pod the build was started through: only its callers may take the result as is.
+  var requester: PodRecord?
   /// The entry the build cached, if it did, and the slot it is cached in (in a tree of pods,
   /// perhaps not the one the build was placed in).
   var cachedEntry: CacheEntry?
@@ -74,6 +76,18 @@ extension PodEngine {
       shared = (newBuild, waiterID, waitID)
     case .joinAsync(let build, let waiterID, let waitID):
       shared = (unsafeDowncast(build, to: AsyncBuild<Value>.self), waiterID, waitID)
+      // A build started through another pod of the tree may turn out to be that pod's own
+      // (built from something it shadows), or built without what this pod overrides: wait
+      // for it, then look again, which shares its instance only if it is valid here.
+      if build.requester !== pod {
+        do {
+          _ = try await wait(
+            for: shared.build, waiterID: waiterID, waitID: waitID, info: info, caller: nil)
+        } catch is CancellationError {
+          throw CancellationError()
+        } catch {}
+        return try await resolve(provider, from: caller)
+      }
     }
     do {
       return try await wait(

@@ -45,23 +45,26 @@ enum CurrentFrame {
   }
 
   /// The innermost build on this thread, else the one bound to this task, that a resolve
-  /// through `pod` is nested in: one of the same tree of pods, resolving through `pod` or a pod
-  /// below it (whose instances may be built from `pod`'s). Whether it is still running is for
+  /// through `pod` is nested in: one of the same tree of pods, resolving through `pod`, a pod
+  /// below it or a pod above it. Whether it is still running is for
   /// the engine to check, under its lock.
   static func innermost(in treeID: ObjectIdentifier, for pod: PodRecord) -> Frame? {
     var next = threadTop
     while let frame = next {
-      if frame.treeID == treeID, pod.isAncestor(ofOrSameAs: frame.pod.unsafelyUnwrapped) {
-        return frame
-      }
+      if frame.treeID == treeID, related(pod, frame.pod.unsafelyUnwrapped) { return frame }
       next = frame.threadPrevious
     }
-    if let frame = task, frame.treeID == treeID, let framePod = frame.pod,
-      pod.isAncestor(ofOrSameAs: framePod)
-    {
+    if let frame = task, frame.treeID == treeID, let framePod = frame.pod, related(pod, framePod) {
       return frame
     }
     return nil
+  }
+
+  /// Whether one of the pods is the other or above it: a build running for a pod is nested
+  /// with resolves through its ancestors (what it resolves there is shared) and through its
+  /// descendants (what it resolves there makes the instance theirs). Siblings are unrelated.
+  private static func related(_ pod: PodRecord, _ other: PodRecord) -> Bool {
+    pod.isAncestor(ofOrSameAs: other) || other.isAncestor(ofOrSameAs: pod)
   }
 
   /// Whether this thread or task is inside a build that a resolve through `pod` is nested in.

@@ -59,9 +59,11 @@ struct EngineState {
     released.append(slot)
   }
 
-  /// Records that whatever `caller` is building depends on `slot`'s provider.
+  /// Records that whatever `caller` is building depends on `slot`'s provider. A build that
+  /// was invalidated records nothing more: its result will not be cached.
   mutating func recordDependency(on slot: Slot, from caller: Frame?) {
-    guard let owner = caller?.owner, let dependent = owner.slot else { return }
+    guard let owner = caller?.owner, owner.phase == .running, let dependent = owner.slot
+    else { return }
     if owner.dependencies.updateValue(slot, forKey: slot.id) == nil {
       addDependent(dependent, on: slot)
     }
@@ -116,6 +118,17 @@ struct EngineState {
     return entry
   }
 
+  /// Marks a running build stale and forgets what it was built from so far: its result will
+  /// not be cached, and a later discard of something it used must not reach the slot it was
+  /// placed in, which may hold a newer instance by then (in a tree of pods, the parent's own).
+  mutating func invalidate(_ build: Frame, released: inout [AnyObject]) {
+    guard build.phase == .running else { return }
+    build.invalidate()
+    guard let slot = build.slot, !build.dependencies.isEmpty else { return }
+    dropDependent(slot, from: build.dependencies, released: &released)
+    build.dependencies.removeAll()
+  }
+
   /// Whether a running build's result may no longer be cached: it was invalidated, or its
   /// scope was cleared after it began.
   func isStale(_ frame: Frame) -> Bool {
@@ -139,7 +152,7 @@ struct EngineState {
     while index < pending.count {
       let (slot, reason) = pending[index]
       index += 1
-      slot.build?.invalidate()
+      if let build = slot.build { invalidate(build, released: &after.released) }
       if let entry = removeEntry(of: slot, released: &after.released) {
         removed.append((slot, entry))
         after.events.append(
@@ -167,7 +180,7 @@ struct EngineState {
     var removed: [(slot: Slot, entry: CacheEntry)] = []
     var released: [AnyObject] = []
     for slot in pod.slots.values {
-      slot.build?.invalidate()
+      if let build = slot.build { invalidate(build, released: &released) }
       if let entry = removeEntry(of: slot, released: &released) { removed.append((slot, entry)) }
     }
     for slot in pod.slots.values {

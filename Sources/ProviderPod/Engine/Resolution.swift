@@ -43,6 +43,16 @@ extension EngineState {
     {
       return hit
     }
+    // A pod that went away (reached through a context kept past it) caches nothing and
+    // shares nothing: each resolve through it builds afresh, as for a root pod that is gone.
+    if !pod.isAlive {
+      let applied = pod.override(for: provider)
+      return .build(
+        makeFrame(
+          treeID: treeID, provider: provider, scope: applied?.record.scope ?? provider.scope,
+          slot: nil, pod: pod, parent: caller),
+        override: applied?.record)
+    }
     // Most pods override nothing: a root pod without overrides skips the lookup.
     let applied =
       pod.parent == nil && pod.overrides.isEmpty ? nil : pod.override(for: provider)
@@ -76,8 +86,15 @@ extension EngineState {
         link.entry = target.entry
         link.linkTarget = target
         addDependent(link, on: target)
-        return reuse(link, from: caller, reporting: reporting, events: &events, released: &released)
-          ?? .callerFinished
+        if let hit = reuse(
+          link, from: caller, reporting: reporting, events: &events, released: &released)
+        {
+          return hit
+        }
+        // A weak instance that went away by itself: it is forgotten now, so look again.
+        return step(
+          for: provider, in: pod, from: caller, asyncBuild: asyncBuild, treeID: treeID,
+          reporting: reporting, events: &events, released: &released)
       case .build(let pod):
         home = pod
       }
@@ -114,6 +131,7 @@ extension EngineState {
     if let asyncBuild {
       frame.asyncBuild = asyncBuild
       asyncBuild.frame = frame
+      asyncBuild.requester = pod
     }
     return .build(frame, override: override)
   }
@@ -232,6 +250,14 @@ extension EngineState {
           }
           if reporting { captiveDependencies(of: entry, in: home, events: &events) }
           recordDependency(on: homeSlot, from: caller)
+          // A caller in a pod below may have come to shadow what the instance was built
+          // from while it was built (an override added meanwhile): it gets the value, but
+          // must not be cached from it.
+          if let callerPod = caller?.pod, callerPod !== home,
+            shadowsSince(homeSlot, from: callerPod, below: home)
+          {
+            caller?.owner?.invalidate()
+          }
         } else {
           // A weak-scope value that is not an object is not cached: what it was built from
           // now belongs to whoever asked for it.

@@ -42,6 +42,22 @@ extension EngineState {
     }
   }
 
+  /// Whether a pod from `pod` up to (not including) `home` shadows `slot`'s provider or
+  /// something its instance was built from: the instance, cached in `home`, is not `pod`'s.
+  func shadowsSince(_ slot: Slot, from pod: PodRecord, below home: PodRecord) -> Bool {
+    guard home.isAncestor(ofOrSameAs: pod), let scope = slot.entry?.scope.key else { return false }
+    var path: [PodRecord] = []
+    var next: PodRecord? = pod
+    while let current = next, current !== home {
+      if current.ownOverride(for: slot.info) != nil || current.ownedScopes.contains(scope) {
+        return true
+      }
+      path.append(current)
+      next = current.parent
+    }
+    return shallowestShadowing(slot, in: path) != nil
+  }
+
   /// The shallowest pod of `path` that shadows something `target`'s instance was built from,
   /// directly or transitively; nil if none does, and the instance can be shared.
   private func shallowestShadowing(_ target: Slot, in path: [PodRecord]) -> PodRecord? {

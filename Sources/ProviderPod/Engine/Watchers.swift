@@ -112,11 +112,16 @@ extension EngineState {
     var wakeUps = watchers.instances.values.filter { $0.pod === pod }.compactMap {
       $0.takeWakeUp()
     }
-    for (id, backOff) in watchers.backOffs
-    where backOff.frame.pod.map(pod.isAncestor(ofOrSameAs:)) ?? true {
+    // A back-off belongs to the pod its build was placed in: a build started through a child
+    // but shared with the child's siblings goes on when that child goes away.
+    for (id, backOff) in watchers.backOffs {
+      guard let owner = backOff.frame.slot?.pod ?? backOff.frame.pod,
+        pod.isAncestor(ofOrSameAs: owner)
+      else { continue }
       watchers.backOffs[id] = nil
       wakeUps.append(backOff.wake)
     }
     return wakeUps
   }
+
 }
