@@ -269,6 +269,110 @@ struct ChildPodAttackBugTests {
   }
 }
 
+/// A scope no child in these tests owns.
+private struct AttackRequestScope: ProviderScope {}
+
+@Suite("Child pods under attack: bugs in async joins and scope clears")
+struct ChildPodAttackPlacementBugTests {
+  // C3: an instance built from a window's own instance belongs to that window. An async
+  // build started through one child is placed in the parent's slot until it finishes; a
+  // sibling (or the parent) that resolves meanwhile joins it and is handed its result as is,
+  // where a synchronous waiter would look again. The sibling gets an instance built from the
+  // other window's session, and its own build records a dependency on the other window.
+  @Test("a sibling joining an async build through another child gets its own instance")
+  func siblingJoinsAsyncBuildOfAnotherWindow() async throws {
+    let gate = AsyncGate()
+    let sessions = Counter()
+    let session = Provider<Instance>(scope: AttackWindowScope(), name: "session") { _ in
+      Instance("session", serial: sessions.next())
+    }
+    let analytics = AsyncProvider<Instance>(name: "analytics") { pod in
+      let session = pod.resolve(session)
+      await gate.wait()
+      return Instance("analytics", serial: 0, dependencies: [session])
+    }
+    let parent = Pod()
+    let first = Pod(parent: parent, scopes: [AttackWindowScope()])
+    let second = Pod(parent: parent, scopes: [AttackWindowScope()])
+    let firstTask = Task { try await first.resolve(analytics) }
+    #expect(await eventually { parent.asyncWaiters(for: analytics) == 1 })
+    let secondTask = Task { try await second.resolve(analytics) }
+    let parentTask = Task { try await parent.resolve(analytics) }
+    #expect(await eventually { parent.asyncWaiters(for: analytics) == 3 })
+    await gate.open()
+    let firsts = try await firstTask.value
+    let seconds = try await secondTask.value
+    let parents = try await parentTask.value
+    #expect(firsts.dependencies[0] === first.resolve(session))
+    withKnownIssue("the sibling and the parent are handed the build placed in the parent as is") {
+      #expect(seconds.dependencies[0] === second.resolve(session))
+      #expect(parents.dependencies[0] === parent.resolve(session))
+    }
+  }
+
+  // C7: a child's own override wins. The same join hands a child that overrides a dependency
+  // the instance another child built without it.
+  @Test("a child overriding a dependency never joins an async build made without it")
+  func overridingChildJoinsAsyncBuild() async throws {
+    let gate = AsyncGate()
+    let client = instanceProvider("client")
+    let catalog = AsyncProvider<Instance>(name: "catalog") { pod in
+      let client = pod.resolve(client)
+      await gate.wait()
+      return Instance("catalog", serial: 0, dependencies: [client])
+    }
+    let parent = Pod()
+    let plain = Pod(parent: parent)
+    let preview = Pod(
+      parent: parent, overrides: [client.override { _ in Instance("fake client", serial: 0) }])
+    let plainTask = Task { try await plain.resolve(catalog) }
+    #expect(await eventually { parent.asyncWaiters(for: catalog) == 1 })
+    let previewTask = Task { try await preview.resolve(catalog) }
+    #expect(await eventually { parent.asyncWaiters(for: catalog) == 2 })
+    await gate.open()
+    _ = try await plainTask.value
+    let previews = try await previewTask.value
+    withKnownIssue("the overriding child is handed the parent's build") {
+      #expect(previews.dependencies[0].label == "fake client")
+    }
+    #expect(try await preview.resolve(catalog).dependencies[0].label == "fake client")
+  }
+
+  // Clearing: "a build of an instance in a cleared scope that is running at the same time is
+  // not cached". A build started through a child is placed in the parent, and its staleness
+  // is judged by the parent's clears; when it turns out to need the child's own instance it
+  // is cached in the child, although the child cleared the scope while it ran.
+  @Test("a child's clear during a build that ends up cached in the child makes it stale")
+  func childClearDuringBuildThatLandsInChild() {
+    let entered = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    let window = Provider<Instance>(scope: AttackWindowScope(), name: "window") { _ in
+      Instance("window", serial: 0)
+    }
+    let builds = Counter()
+    let request = Provider<Instance>(scope: AttackRequestScope(), name: "request") { pod in
+      let serial = builds.next()
+      let window = pod.resolve(window)
+      if serial == 1 {
+        entered.signal()
+        waitWithWatchdog(gate)
+      }
+      return Instance("request", serial: serial, dependencies: [window])
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent, scopes: [AttackWindowScope()])
+    let done = startThread { _ = child.resolve(request) }
+    guard waitOrFail(entered, "the request's build") else { return }
+    child.clearCachedInstances(forScope: AttackRequestScope())
+    gate.signal()
+    guard waitOrFail(done, "the request's build") else { return }
+    withKnownIssue("the build is judged by the parent's clears, and cached in the child") {
+      #expect(child.resolve(request).serial == 2)
+    }
+    #expect(parent.invariantViolations == [])
+  }
+}
+
 // Exit tests cannot capture locals: a global app pod, a global window pod, and a provider
 // whose builder resolves itself through the window.
 private let attackAppPod = Pod()
