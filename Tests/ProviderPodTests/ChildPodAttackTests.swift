@@ -261,10 +261,7 @@ struct ChildPodAttackBugTests {
     _ = await firstTask.result
     #expect(await eventually { weakFirst == nil })  // the first window closed
     sleeper.wake()
-    let result = await secondTask.result
-    withKnownIssue("the first child's release ends the parent's back-off") {
-      #expect((try? result.get()) == 2)
-    }
+    #expect(try await secondTask.value == 2)
     #expect(parent.invariantViolations == [])
   }
 }

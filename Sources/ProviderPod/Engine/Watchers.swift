@@ -112,8 +112,10 @@ extension EngineState {
     var wakeUps = watchers.instances.values.filter { $0.pod === pod }.compactMap {
       $0.takeWakeUp()
     }
+    // A build is for the pod it is placed in: one started through a child but placed in its
+    // parent goes on for the parent and the other children.
     for (id, backOff) in watchers.backOffs
-    where backOff.frame.pod.map(pod.isAncestor(ofOrSameAs:)) ?? true {
+    where (backOff.frame.slot?.pod ?? backOff.frame.pod).map(pod.isAncestor(ofOrSameAs:)) ?? true {
       watchers.backOffs[id] = nil
       wakeUps.append(backOff.wake)
     }
