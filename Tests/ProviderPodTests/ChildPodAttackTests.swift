@@ -193,11 +193,9 @@ struct ChildPodAttackBugTests {
     #expect(parent.childCount == 0)
     let late = kept!.context.resolve(report)  // the window's view model, after it closed
     let open = Pod(parent: parent, scopes: [AttackWindowScope()])
-    withKnownIssue("the dead child's instance is cached in the parent, and shared") {
-      #expect(open.resolve(report).dependencies[0] === open.resolve(window))
-      #expect(parent.resolve(report).dependencies[0] === parent.resolve(window))
-      #expect(parent.resolve(report) !== late)
-    }
+    #expect(open.resolve(report).dependencies[0] === open.resolve(window))
+    #expect(parent.resolve(report).dependencies[0] === parent.resolve(window))
+    #expect(parent.resolve(report) !== late)
     #expect(parent.invariantViolations == [])
   }
 

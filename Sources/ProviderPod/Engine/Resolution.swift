@@ -212,7 +212,7 @@ extension EngineState {
         // Hand the value to this caller only, and make sure nothing caches it inside.
         dropDependent(slot, from: dependencies, released: &released)
         if let entry { released.append(entry) }
-        if stale { caller?.owner?.invalidate() }
+        caller?.owner?.invalidate()
       } else {
         if homeSlot !== slot {
           dropDependent(slot, from: dependencies, released: &released)
