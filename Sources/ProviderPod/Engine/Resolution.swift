@@ -74,8 +74,12 @@ extension EngineState {
         link.entry = target.entry
         link.linkTarget = target
         addDependent(link, on: target)
+        // A weak instance gone by itself is forgotten: look again, for the same caller.
         return reuse(link, from: caller, reporting: reporting, events: &events, released: &released)
-          ?? .callerFinished
+          ?? step(
+            for: provider, in: pod, from: caller, callerUnknown: callerUnknown,
+            asyncBuild: asyncBuild, treeID: treeID, reporting: reporting, events: &events,
+            released: &released)
       case .build(let pod):
         home = pod
       }
