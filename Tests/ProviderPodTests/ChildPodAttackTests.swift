@@ -262,6 +262,54 @@ struct ChildPodAttackBugTests {
   }
 }
 
+/// The stream's next element, or nil if none comes within `seconds`: for a known issue whose
+/// symptom is a wait that never ends, so the test stays short while the bug is there.
+private func next<Element: Sendable>(
+  of stream: AsyncStream<Element>, within seconds: Int
+) async -> Element? {
+  await withTaskGroup(of: Element?.self) { group in
+    group.addTask {
+      var iterator = stream.makeAsyncIterator()
+      return await iterator.next()
+    }
+    group.addTask {
+      try? await Task.sleep(for: .seconds(seconds))
+      return nil
+    }
+    let first = await group.next()!
+    group.cancelAll()
+    return first
+  }
+}
+
+@Suite("Child pods under attack: watching a shared instance through a child")
+struct ChildPodAttackWatchTests {
+  // "A new one each time it is discarded and rebuilt; nothing is missed." A child watching a
+  // shared instance that its own first resolve built has no slot for it: the build was
+  // cached in the parent, and the child keeps a link only from its next resolve. The watch
+  // notes the instance as uncached, and a discard in the parent never wakes it.
+  @Test("a child watching a shared instance it built first sees the parent discard it")
+  func watchOfSharedInstanceBuiltThroughChild() async {
+    let api = instanceProvider("api")
+    let parent = Pod()
+    let child = Pod(parent: parent)
+    let apis = child.instances(of: api)
+    let (seen, yield) = AsyncStream<Instance>.makeStream()
+    let watcher = Task {
+      for await instance in apis { yield.yield(instance) }
+    }
+    defer { watcher.cancel() }
+    guard let first = await seen.next("the first api") else { return }
+    #expect(first === parent.resolve(api))
+    parent.clearCachedInstance(of: api)
+    let second = await next(of: seen, within: 2)
+    withKnownIssue("the watch noted the instance as uncached in the child, and sleeps on") {
+      #expect(second != nil)
+      #expect(second !== first)
+    }
+  }
+}
+
 /// A scope no child in these tests owns.
 private struct AttackRequestScope: ProviderScope {}
 
