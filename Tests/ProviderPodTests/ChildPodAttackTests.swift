@@ -139,6 +139,7 @@ struct ChildPodAttackBugTests {
   // S4 through a child: a builder's dependency must be recorded. When the parent's weak-scope
   // instance has gone away by itself, a builder resolving it through a child is told its
   // caller finished, and the instance is rebuilt as if resolved from outside any build.
+  // (Fixed: the lookup starts again for the same caller.)
   @Test("a dead weak instance resolved through a child stays a dependency of the builder")
   func deadWeakInstanceThroughChild() {
     let base = instanceProvider("base")
@@ -170,7 +171,7 @@ struct ChildPodAttackBugTests {
   // C3: the parent's instance must not be built from a child's own instance. A context kept
   // past its child resolves through the dead child: the child's own instance is built there,
   // not cached, and not recorded, so the instance built from it is cached in the parent and
-  // shared with every other child.
+  // shared with every other child. (Fixed: a build that is not cached invalidates its caller.)
   @Test("a context kept past its child does not put the child's instance in the parent")
   func keptContextOfReleasedChild() {
     let keeper = Provider<ContextKeeper>(scope: AttackWindowScope(), name: "keeper") { pod in
@@ -229,7 +230,8 @@ struct ChildPodAttackBugTests {
   // RetryPolicy: "the pod going away during a back-off ends the retries". The back-off of a
   // shared build started through a child is ended when that child goes away, although the
   // build is the parent's and a sibling still waits for it: the sibling gets a
-  // CancellationError it never asked for.
+  // CancellationError it never asked for. (Fixed: the back-offs ended are those of builds
+  // placed in the pod that goes away.)
   @Test("a child going away does not fail a shared build its sibling waits for")
   func siblingReleasedDuringBackOff() async throws {
     let sleeper = ManualSleep()
