@@ -5,8 +5,8 @@ import Testing
 @testable import ProviderPod
 
 // Hostile review of child pods: each test is one way a real app could use a tree of pods.
-// Tests marked `withKnownIssue` reproduce a bug still open; the other tests in the bugs suite
-// reproduced bugs that are fixed, and the rest are attacks the engine withstood.
+// The bugs suite reproduces bugs a hostile review found; each is fixed except the one marked
+// `withKnownIssue`. The other suites are attacks the engine withstood.
 
 private struct AttackWindowScope: ProviderScope {
   var children: [any ProviderScope] { [AttackStepScope()] }
@@ -136,6 +136,7 @@ struct ChildPodAttackBugTests {
   // S4 through a child: a builder's dependency must be recorded. When the parent's weak-scope
   // instance has gone away by itself, a builder resolving it through a child is told its
   // caller finished, and the instance is rebuilt as if resolved from outside any build.
+  // (Fixed: the lookup starts again for the same caller.)
   @Test("a dead weak instance resolved through a child stays a dependency of the builder")
   func deadWeakInstanceThroughChild() {
     let base = instanceProvider("base")
@@ -156,18 +157,18 @@ struct ChildPodAttackBugTests {
     let second = child.resolve(own)
     #expect(second !== first)
     #expect(second.dependencies[0].dependencies[0] !== oldBase)
+    let ownNode = DependencyGraph.Node(provider: "own", scope: "AttackWindowScope")
     #expect(
-      child.dependencyGraph().dependencies(of: .init(provider: "own", scope: "AttackWindowScope"))
-        == [
-          .init(provider: "weak", scope: "WeakScope")
-        ])
+      child.dependencyGraph().dependencies(of: ownNode) == [
+        .init(provider: "weak", scope: "WeakScope")
+      ])
     #expect(parent.invariantViolations == [])
   }
 
   // C3: the parent's instance must not be built from a child's own instance. A context kept
   // past its child resolves through the dead child: the child's own instance is built there,
   // not cached, and not recorded, so the instance built from it is cached in the parent and
-  // shared with every other child.
+  // shared with every other child. (Fixed: a build that is not cached invalidates its caller.)
   @Test("a context kept past its child does not put the child's instance in the parent")
   func keptContextOfReleasedChild() {
     let keeper = Provider<ContextKeeper>(scope: AttackWindowScope(), name: "keeper") { pod in
@@ -224,7 +225,8 @@ struct ChildPodAttackBugTests {
   // RetryPolicy: "the pod going away during a back-off ends the retries". The back-off of a
   // shared build started through a child is ended when that child goes away, although the
   // build is the parent's and a sibling still waits for it: the sibling gets a
-  // CancellationError it never asked for.
+  // CancellationError it never asked for. (Fixed: the back-offs ended are those of builds
+  // placed in the pod that goes away.)
   @Test("a child going away does not fail a shared build its sibling waits for")
   func siblingReleasedDuringBackOff() async throws {
     let sleeper = ManualSleep()
@@ -252,8 +254,153 @@ struct ChildPodAttackBugTests {
     _ = await firstTask.result
     #expect(await eventually { weakFirst == nil })  // the first window closed
     sleeper.wake()
-    let result = await secondTask.result
-    #expect((try? result.get()) == 2)
+    #expect(try await secondTask.value == 2)
+    #expect(parent.invariantViolations == [])
+  }
+}
+
+/// The stream's next element, or nil if none comes within `seconds`: for a known issue whose
+/// symptom is a wait that never ends, so the test stays short while the bug is there.
+private func next<Element: Sendable>(
+  of stream: AsyncStream<Element>, within seconds: Int
+) async -> Element? {
+  await withTaskGroup(of: Element?.self) { group in
+    group.addTask {
+      var iterator = stream.makeAsyncIterator()
+      return await iterator.next()
+    }
+    group.addTask {
+      try? await Task.sleep(for: .seconds(seconds))
+      return nil
+    }
+    let first = await group.next()!
+    group.cancelAll()
+    return first
+  }
+}
+
+@Suite("Child pods under attack: watching a shared instance through a child")
+struct ChildPodAttackWatchTests {
+  // "A new one each time it is discarded and rebuilt; nothing is missed." A child watching a
+  // shared instance that its own first resolve built has no slot for it: the build was
+  // cached in the parent, and the child keeps a link only from its next resolve. The watch
+  // notes the instance as uncached, and a discard in the parent never wakes it.
+  @Test("a child watching a shared instance it built first sees the parent discard it")
+  func watchOfSharedInstanceBuiltThroughChild() async {
+    let api = instanceProvider("api")
+    let parent = Pod()
+    let child = Pod(parent: parent)
+    let apis = child.instances(of: api)
+    let (seen, yield) = AsyncStream<Instance>.makeStream()
+    let watcher = Task {
+      for await instance in apis { yield.yield(instance) }
+    }
+    defer { watcher.cancel() }
+    guard let first = await seen.next("the first api") else { return }
+    #expect(first === parent.resolve(api))
+    parent.clearCachedInstance(of: api)
+    let second = await next(of: seen, within: 2)
+    #expect(second != nil)
+    #expect(second !== first)
+  }
+}
+
+/// A scope no child in these tests owns.
+private struct AttackRequestScope: ProviderScope {}
+
+@Suite("Child pods under attack: bugs in async joins and scope clears")
+struct ChildPodAttackPlacementBugTests {
+  // C3: an instance built from a window's own instance belongs to that window. An async
+  // build started through one child is placed in the parent's slot until it finishes; a
+  // sibling (or the parent) that resolves meanwhile joins it and is handed its result as is,
+  // where a synchronous waiter would look again. The sibling gets an instance built from the
+  // other window's session, and its own build records a dependency on the other window.
+  @Test("a sibling joining an async build through another child gets its own instance")
+  func siblingJoinsAsyncBuildOfAnotherWindow() async throws {
+    let gate = AsyncGate()
+    let sessions = Counter()
+    let session = Provider<Instance>(scope: AttackWindowScope(), name: "session") { _ in
+      Instance("session", serial: sessions.next())
+    }
+    let analytics = AsyncProvider<Instance>(name: "analytics") { pod in
+      let session = pod.resolve(session)
+      await gate.wait()
+      return Instance("analytics", serial: 0, dependencies: [session])
+    }
+    let parent = Pod()
+    let first = Pod(parent: parent, scopes: [AttackWindowScope()])
+    let second = Pod(parent: parent, scopes: [AttackWindowScope()])
+    let firstTask = Task { try await first.resolve(analytics) }
+    #expect(await eventually { parent.asyncWaiters(for: analytics) == 1 })
+    let secondTask = Task { try await second.resolve(analytics) }
+    let parentTask = Task { try await parent.resolve(analytics) }
+    #expect(await eventually { parent.asyncWaiters(for: analytics) == 3 })
+    await gate.open()
+    let firsts = try await firstTask.value
+    let seconds = try await secondTask.value
+    let parents = try await parentTask.value
+    #expect(firsts.dependencies[0] === first.resolve(session))
+    #expect(seconds.dependencies[0] === second.resolve(session))
+    #expect(parents.dependencies[0] === parent.resolve(session))
+  }
+
+  // C7: a child's own override wins. The same join hands a child that overrides a dependency
+  // the instance another child built without it.
+  @Test("a child overriding a dependency never joins an async build made without it")
+  func overridingChildJoinsAsyncBuild() async throws {
+    let gate = AsyncGate()
+    let client = instanceProvider("client")
+    let catalog = AsyncProvider<Instance>(name: "catalog") { pod in
+      let client = pod.resolve(client)
+      await gate.wait()
+      return Instance("catalog", serial: 0, dependencies: [client])
+    }
+    let parent = Pod()
+    let plain = Pod(parent: parent)
+    let preview = Pod(
+      parent: parent, overrides: [client.override { _ in Instance("fake client", serial: 0) }])
+    let plainTask = Task { try await plain.resolve(catalog) }
+    #expect(await eventually { parent.asyncWaiters(for: catalog) == 1 })
+    let previewTask = Task { try await preview.resolve(catalog) }
+    #expect(await eventually { parent.asyncWaiters(for: catalog) == 2 })
+    await gate.open()
+    _ = try await plainTask.value
+    let previews = try await previewTask.value
+    #expect(previews.dependencies[0].label == "fake client")
+    #expect(try await preview.resolve(catalog).dependencies[0].label == "fake client")
+  }
+
+  // Clearing: "a build of an instance in a cleared scope that is running at the same time is
+  // not cached". A build started through a child is placed in the parent, and its staleness
+  // is judged by the parent's clears; when it turns out to need the child's own instance it
+  // is cached in the child, although the child cleared the scope while it ran.
+  @Test("a child's clear during a build that ends up cached in the child makes it stale")
+  func childClearDuringBuildThatLandsInChild() {
+    let entered = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    let window = Provider<Instance>(scope: AttackWindowScope(), name: "window") { _ in
+      Instance("window", serial: 0)
+    }
+    let builds = Counter()
+    let request = Provider<Instance>(scope: AttackRequestScope(), name: "request") { pod in
+      let serial = builds.next()
+      let window = pod.resolve(window)
+      if serial == 1 {
+        entered.signal()
+        waitWithWatchdog(gate)
+      }
+      return Instance("request", serial: serial, dependencies: [window])
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent, scopes: [AttackWindowScope()])
+    let done = startThread { _ = child.resolve(request) }
+    guard waitOrFail(entered, "the request's build") else { return }
+    child.clearCachedInstances(forScope: AttackRequestScope())
+    gate.signal()
+    guard waitOrFail(done, "the request's build") else { return }
+    withKnownIssue("the build is judged by the parent's clears, and cached in the child") {
+      #expect(child.resolve(request).serial == 2)
+    }
     #expect(parent.invariantViolations == [])
   }
 }

@@ -232,7 +232,7 @@ extension EngineState {
         // Hand the value to this caller only, and make sure nothing caches it inside.
         dropDependent(slot, from: dependencies, released: &released)
         if let entry { released.append(entry) }
-        if stale { caller?.owner?.invalidate() }
+        caller?.owner?.invalidate()
       } else {
         if homeSlot !== slot {
           // Count the home slot first: a slot with no instance of its own (an always-new
@@ -257,6 +257,18 @@ extension EngineState {
             shadowsSince(homeSlot, from: callerPod, below: home)
           {
             caller?.owner?.invalidate()
+          }
+          // The pod the build went through shares the instance from now on: link it there,
+          // as a later resolve would, so that its watchers see the instance as cached.
+          if let requester = frame.pod, requester !== home, requester.isAlive,
+            home.isAncestor(ofOrSameAs: requester),
+            requester.slots[slot.key].map({ $0.entry == nil && $0.build == nil }) ?? true,
+            !shadowsSince(homeSlot, from: requester, below: home)
+          {
+            let link = self.slot(for: slot.info, in: requester)
+            link.entry = entry
+            link.linkTarget = homeSlot
+            addDependent(link, on: homeSlot)
           }
         } else {
           // A weak-scope value that is not an object is not cached: what it was built from
