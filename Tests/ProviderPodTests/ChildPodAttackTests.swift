@@ -62,7 +62,7 @@ private func eventually(
 
 @Suite("Child pods under attack: bugs")
 struct ChildPodAttackBugTests {
-  // C4: an override added to a child must reach what the child builds from the provider.
+  // An override added to a child must reach what the child builds from the provider.
   // A build of a shared provider started through the child runs in the parent's slot, so the
   // child's override does not invalidate it; the child's own instance waiting for it is then
   // cached from the old builder.
@@ -96,7 +96,7 @@ struct ChildPodAttackBugTests {
     #expect(parent.invariantViolations == [])
   }
 
-  // C5: a child's clear never touches its parent. A stale build placed in the parent's slot
+  // A child's clear never touches its parent. A stale build placed in the parent's slot
   // leaves its "built from" count on the child's instance; a later clear in the child follows
   // it and discards the parent's own, valid instance.
   @Test("a child's clear does not discard the parent's instance through a stale build")
@@ -133,7 +133,7 @@ struct ChildPodAttackBugTests {
     #expect(parent.invariantViolations == [])
   }
 
-  // S4 through a child: a builder's dependency must be recorded. When the parent's weak-scope
+  // Through a child, a builder's dependency must be recorded. When the parent's weak-scope
   // instance has gone away by itself, a builder resolving it through a child is told its
   // caller finished, and the instance is rebuilt as if resolved from outside any build.
   // (Fixed: the lookup starts again for the same caller.)
@@ -165,7 +165,7 @@ struct ChildPodAttackBugTests {
     #expect(parent.invariantViolations == [])
   }
 
-  // C3: the parent's instance must not be built from a child's own instance. A context kept
+  // The parent's instance must not be built from a child's own instance. A context kept
   // past its child resolves through the dead child: the child's own instance is built there,
   // not cached, and not recorded, so the instance built from it is cached in the parent and
   // shared with every other child. (Fixed: a build that is not cached invalidates its caller.)
@@ -195,7 +195,7 @@ struct ChildPodAttackBugTests {
     #expect(parent.invariantViolations == [])
   }
 
-  // C6: the parent keeps nothing of a child that went away. Resolving a shared instance
+  // The parent keeps nothing of a child that went away. Resolving a shared instance
   // through a dead child's kept context links it in the dead child: the parent's instance
   // keeps the link, and through it the dead child's tables and observer, until it is itself
   // discarded.
@@ -310,7 +310,7 @@ private struct AttackRequestScope: ProviderScope {}
 
 @Suite("Child pods under attack: bugs in async joins and scope clears")
 struct ChildPodAttackPlacementBugTests {
-  // C3: an instance built from a window's own instance belongs to that window. An async
+  // An instance built from a window's own instance belongs to that window. An async
   // build started through one child is placed in the parent's slot until it finishes; a
   // sibling (or the parent) that resolves meanwhile joins it and is handed its result as is,
   // where a synchronous waiter would look again. The sibling gets an instance built from the
@@ -344,7 +344,7 @@ struct ChildPodAttackPlacementBugTests {
     #expect(parents.dependencies[0] === parent.resolve(session))
   }
 
-  // C7: a child's own override wins. The same join hands a child that overrides a dependency
+  // A child's own override wins. The same join hands a child that overrides a dependency
   // the instance another child built without it.
   @Test("a child overriding a dependency never joins an async build made without it")
   func overridingChildJoinsAsyncBuild() async throws {

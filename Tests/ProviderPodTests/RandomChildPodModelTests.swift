@@ -7,7 +7,7 @@ import Testing
 /// made and released at random, each owning some of the test's scopes): resolves, overrides of
 /// providers and of a family, their removal, and clears of scopes, providers and the family,
 /// through any live pod. Each is checked against a reference model of the child-pod rules
-/// (DESIGN.md, C1 to C8): which pod's instance a resolve gives (shared or its own, cached or
+/// (the child-pod rules): which pod's instance a resolve gives (shared or its own, cached or
 /// fresh), what each pod reports, what each change discards in which pod, and that every
 /// cached instance is disposed exactly once, dependents first, also when a child goes away.
 ///
@@ -351,7 +351,7 @@ private struct TreeWorld {
   // MARK: The rules
 
   /// The provider as `pod` sees it: the nearest pod's override (a member's own before its
-  /// family's in each pod), else the provider's own builder (C7).
+  /// family's in each pod), else the provider's own builder.
   private func effective(_ index: Int, in pod: TreeNode) -> Effective {
     let key = pod.id * count + index
     if let known = memo.effective[key] { return known }
@@ -396,7 +396,7 @@ private struct TreeWorld {
   }
 
   /// Whether `node` itself shadows the provider: overrides it (or its family), or owns the
-  /// scope `pod` sees it in (C1, C2).
+  /// scope `pod` sees it in.
   private func shadows(_ node: TreeNode, _ index: Int, seenFrom pod: TreeNode) -> Bool {
     guard node.parent != nil else { return false }
     if node.overrides[index] != nil { return true }
@@ -405,7 +405,7 @@ private struct TreeWorld {
   }
 
   /// Where `pod`'s instance of the provider is cached: the deepest pod of its chain that
-  /// shadows anything the instance is built from, else the root (C2, C3).
+  /// shadows anything the instance is built from, else the root.
   private func home(of index: Int, in pod: TreeNode) -> TreeNode {
     let key = pod.id * count + index
     if let known = memo.home[key] { return known }
@@ -418,7 +418,7 @@ private struct TreeWorld {
 
   /// Whether a cached instance is still what the rules give: its pod is still where it
   /// belongs, it was made by the builder that applies, and everything it was built from is
-  /// still what the pod sees (S4, S5, C4).
+  /// still what the pod sees.
   private func isValid(_ entry: TreeEntry, of index: Int, in pod: TreeNode) -> Bool {
     guard effective(index, in: pod).source == entry.source, home(of: index, in: pod) === pod
     else { return false }
@@ -534,7 +534,7 @@ private struct TreeWorld {
   /// ones, and what was built with the pod's builder of an always-new one; and the same in
   /// the pods below that inherit the pod's overrides for that member. A pod below that
   /// overrides the member or the family has the nearer override: it and the pods below it
-  /// keep theirs (C7).
+  /// keep theirs.
   private func familyChanged(in pod: TreeNode) -> [(TreeNode, Int)] {
     var result: [(TreeNode, Int)] = []
     for member in 0..<table.familyMembers { result += builtWithBuilder(of: member, in: pod) }
@@ -550,7 +550,7 @@ private struct TreeWorld {
   }
 
   /// The pods a clear of `scope` through `pod` reaches: it and its descendants, stopping at a
-  /// descendant that owns the scope (C5).
+  /// descendant that owns the scope.
   private func reached(from pod: TreeNode, clearing scope: TreeScope) -> [TreeNode] {
     var result: [TreeNode] = []
     var pending = [pod]
@@ -642,7 +642,7 @@ private struct TreeWorld {
       brought.formUnion(verify(dependency, dependencyIndex, through: pod, &failure))
     }
     guard let home else {
-      // An always-new build is reported by the pod the resolve went through (C8).
+      // An always-new build is reported by the pod the resolve went through.
       expected[pod.id, default: .init()].built.append(name(index))
       return brought.union([.alwaysNew(provider: index, source: seen.source)])
     }
@@ -698,7 +698,7 @@ private struct TreeWorld {
   }
 
   /// Drops the test's reference to a random child: it goes away unless a child of its own is
-  /// alive, and when it goes, a parent that only it kept alive goes too (C6).
+  /// alive, and when it goes, a parent that only it kept alive goes too.
   private mutating func dropHandle() -> String? {
     let handled = nodes.filter { $0.handle != nil && $0 !== root }
     guard !handled.isEmpty else { return nil }
