@@ -96,6 +96,12 @@ final class PodRecord {
     return nil
   }
 
+  /// Whether this pod itself shadows `provider`, whose instance is in `scope`: it overrides
+  /// the provider (or its family) or owns the scope.
+  func shadows(_ provider: ProviderInfo, in scope: ScopeKey) -> Bool {
+    ownOverride(for: provider) != nil || ownedScopes.contains(scope)
+  }
+
   /// Whether a provider with an instance in `scope` and the given override is built here
   /// rather than shared from the parent: this pod overrides it or owns its scope.
   func shadows(scope: ScopeKey, overriddenIn overridePod: PodRecord?) -> Bool {

@@ -253,17 +253,20 @@ extension EngineState {
           // A caller in a pod below may have come to shadow what the instance was built
           // from while it was built (an override added meanwhile): it gets the value, but
           // must not be cached from it.
+          let requester = frame.pod.unsafelyUnwrapped
+          let requesterShadows =
+            requester !== home && shadowsSince(homeSlot, from: requester, below: home)
           if let callerPod = caller?.pod, callerPod !== home,
-            shadowsSince(homeSlot, from: callerPod, below: home)
+            callerPod === requester
+              ? requesterShadows : shadowsSince(homeSlot, from: callerPod, below: home)
           {
             caller?.owner?.invalidate()
           }
           // The pod the build went through shares the instance from now on: link it there,
           // as a later resolve would, so that its watchers see the instance as cached.
-          if let requester = frame.pod, requester !== home, requester.isAlive,
+          if requester !== home, !requesterShadows, requester.isAlive,
             home.isAncestor(ofOrSameAs: requester),
-            requester.slots[slot.key].map({ $0.entry == nil && $0.build == nil }) ?? true,
-            !shadowsSince(homeSlot, from: requester, below: home)
+            requester.slots[slot.key].map({ $0.entry == nil && $0.build == nil }) ?? true
           {
             let link = self.slot(for: slot.info, in: requester)
             link.entry = entry

@@ -49,9 +49,7 @@ extension EngineState {
     var path: [PodRecord] = []
     var next: PodRecord? = pod
     while let current = next, current !== home {
-      if current.ownOverride(for: slot.info) != nil || current.ownedScopes.contains(scope) {
-        return true
-      }
+      if current.shadows(slot.info, in: scope) { return true }
       path.append(current)
       next = current.parent
     }
@@ -77,7 +75,7 @@ extension EngineState {
       // Shallowest first: a deeper pod cannot improve on a shallower one.
       for pod in shadowing.reversed() {
         if let found, found.depth <= pod.depth { break }
-        if pod.ownOverride(for: slot.info) != nil || pod.ownedScopes.contains(scope) {
+        if pod.shadows(slot.info, in: scope) {
           found = pod
           break
         }
