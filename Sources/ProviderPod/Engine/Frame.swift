@@ -60,7 +60,6 @@ final class Frame: @unchecked Sendable {
     self.treeID = treeID
   }
 
-  var key: ProviderKey { info.unsafelyUnwrapped.key }
   /// Whether the result is cached (`slot != nil`), kept as a flag so the hot path need not
   /// retain the slot to ask.
   @exclusivity(unchecked) private(set) var caches = false
