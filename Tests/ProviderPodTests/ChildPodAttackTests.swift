@@ -5,8 +5,8 @@ import Testing
 @testable import ProviderPod
 
 // Hostile review of child pods: each test is one way a real app could use a tree of pods.
-// The bugs suite reproduces bugs a hostile review found; each is fixed except the one marked
-// `withKnownIssue`. The other suites are attacks the engine withstood.
+// The bugs suites reproduce bugs a hostile review found, all fixed since; the other suites are
+// attacks the engine withstood.
 
 private struct AttackWindowScope: ProviderScope {
   var children: [any ProviderScope] { [AttackStepScope()] }
@@ -398,9 +398,7 @@ struct ChildPodAttackPlacementBugTests {
     child.clearCachedInstances(forScope: AttackRequestScope())
     gate.signal()
     guard waitOrFail(done, "the request's build") else { return }
-    withKnownIssue("the build is judged by the parent's clears, and cached in the child") {
-      #expect(child.resolve(request).serial == 2)
-    }
+    #expect(child.resolve(request).serial == 2)
     #expect(parent.invariantViolations == [])
   }
 }

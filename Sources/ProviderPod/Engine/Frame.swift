@@ -45,8 +45,12 @@ final class Frame: @unchecked Sendable {
   /// For an always-new build: the nearest caching build above it, which depends on whatever
   /// this one resolves, since nothing in between is cached.
   @exclusivity(unchecked) private var enclosingOwner: Frame?
-  /// The scope's clear count when the build began: a clear while it runs makes it stale.
+  /// The scope's clear count when the build began, in the pod it was placed in: a clear
+  /// while it runs makes it stale.
   @exclusivity(unchecked) private(set) var scopeEpoch = 0
+  /// The same count in the pod the build goes through, when that is a child of the pod it
+  /// was placed in: an instance that turns out to be the child's is stale after a clear there.
+  @exclusivity(unchecked) private(set) var requesterScopeEpoch = 0
   /// The providers this build resolved, each counted once in their slot's `dependents`.
   @exclusivity(unchecked) var dependencies: [SlotID: Slot] = [:]
   /// Created by the first thread that waits for this build; left by the builder when done.
@@ -70,13 +74,14 @@ final class Frame: @unchecked Sendable {
 
   func begin(
     info: ProviderInfo, scope: ScopeInfo, slot: Slot?, pod: PodRecord, parent: Frame?,
-    scopeEpoch: Int
+    scopeEpoch: Int, requesterScopeEpoch: Int = 0
   ) {
     self.info = info
     self.scope = scope
     self.slot = slot
     self.pod = pod
     self.scopeEpoch = scopeEpoch
+    self.requesterScopeEpoch = requesterScopeEpoch
     caches = slot != nil
     clearableScope = caches && scope.kind != .singleton ? scope.key : nil
     if let parent {

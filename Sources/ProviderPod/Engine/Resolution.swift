@@ -177,10 +177,15 @@ extension EngineState {
     pod: PodRecord, parent: Frame?
   ) -> Frame {
     let frame = spareFrames.popLast() ?? Frame(treeID: treeID)
-    let epoch =
-      scope.kind == .singleton || slot == nil ? 0 : slot!.pod.scopeEpochs[scope.key] ?? 0
+    var epoch = 0
+    var requesterEpoch = 0
+    if scope.kind != .singleton, let slot {
+      epoch = slot.pod.scopeEpochs[scope.key] ?? 0
+      if slot.pod !== pod { requesterEpoch = pod.scopeEpochs[scope.key] ?? 0 }
+    }
     frame.begin(
-      info: provider, scope: scope, slot: slot, pod: pod, parent: parent, scopeEpoch: epoch)
+      info: provider, scope: scope, slot: slot, pod: pod, parent: parent, scopeEpoch: epoch,
+      requesterScopeEpoch: requesterEpoch)
     runningBuilds += 1
     return frame
   }
@@ -211,7 +216,7 @@ extension EngineState {
   ) -> DispatchGroup? {
     runningBuilds -= 1
     let caller = caller?.isBuilding == true ? caller : nil
-    let stale = isStale(frame)
+    var stale = isStale(frame)
     frame.end()
     var waiters: DispatchGroup?
     // An always-new build recorded its dependencies on its owner as it went.
@@ -222,6 +227,13 @@ extension EngineState {
       swap(&dependencies, &frame.dependencies)
       let home = Self.home(placedIn: slot, builtFrom: dependencies)
       let homeSlot = home === slot.pod ? slot : self.slot(for: slot.info, in: home)
+      // Moved below the pod it was placed in: a clear of its scope in the pod it went
+      // through, while it ran, makes it stale there too.
+      if home !== slot.pod, let scope = frame.clearableScope, let requester = frame.pod,
+        (requester.scopeEpochs[scope] ?? 0) != frame.requesterScopeEpoch
+      {
+        stale = true
+      }
       if reporting {
         events.append(
           ReportedEvent(
