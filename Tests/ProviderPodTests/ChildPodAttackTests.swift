@@ -414,6 +414,14 @@ private let attackWindowLoop: Provider<Int> = Provider(name: "windowLoop") { _ i
   attackWindowPod.resolve(attackWindowLoop)
 }
 
+private struct DeadWindowScope: ProviderScope {}
+private let deadWindowKeeper = Provider<ContextKeeper>(scope: DeadWindowScope(), name: "keeper") {
+  pod in ContextKeeper(pod)
+}
+private let deadWindowLoop: Provider<Int> = Provider(name: "deadLoop") { pod in
+  pod.resolve(deadWindowLoop)
+}
+
 @Suite("Child pods under attack: cycles through a global child pod")
 struct ChildPodAttackCycleTests {
   // "A provider that needs itself ... stops the program with the whole chain." A build in
@@ -429,6 +437,22 @@ struct ChildPodAttackCycleTests {
     let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
     #expect(result?.exitStatus != .signal(SIGALRM))
     #expect(message.contains("dependency cycle: loopback ("))
+  }
+
+  // A pod that went away caches nothing, so no build of it is ever running to be found
+  // again: only the check for a chain that repeats a provider can stop the loop.
+  @Test("a provider that needs itself, resolved through a closed child's context, stops")
+  func cycleThroughClosedChild() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)
+      let app = Pod()
+      var window: Pod? = Pod(parent: app, scopes: [DeadWindowScope()])
+      let kept = window!.resolve(deadWindowKeeper)
+      window = nil
+      _ = kept.context.resolve(deadWindowLoop)
+    }
+    let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(message.contains("dependency cycle: deadLoop ("))
   }
 
   @Test("a child's build that needs itself through the global child stops with the chain")

@@ -43,22 +43,15 @@ extension EngineState {
     {
       return hit
     }
-    // A pod that went away (reached through a context kept past it) caches nothing and
-    // shares nothing: each resolve through it builds afresh, as for a root pod that is gone.
-    if !pod.isAlive {
-      let applied = pod.override(for: provider)
-      return .build(
-        makeFrame(
-          treeID: treeID, provider: provider, scope: applied?.record.scope ?? provider.scope,
-          slot: nil, pod: pod, parent: caller),
-        override: applied?.record)
-    }
     // Most pods override nothing: a root pod without overrides skips the lookup.
     let applied =
       pod.parent == nil && pod.overrides.isEmpty ? nil : pod.override(for: provider)
     let override = applied?.record
     let scope = override?.scope ?? provider.scope
-    if scope.kind == .alwaysCreateNew {
+    // A pod that went away (reached through a context kept past it) caches nothing and
+    // shares nothing: each resolve through it builds afresh, as an always-new provider does,
+    // with the same check for a chain that repeats a provider.
+    if scope.kind == .alwaysCreateNew || !pod.isAlive {
       if let caller {
         if let report = repeatedProviderReport(resolving: provider, from: caller) {
           return .cycle(report)
