@@ -17,15 +17,7 @@ import Testing
 @Suite("Random operations on a tree of pods against a reference model")
 struct RandomChildPodModelTests {
   /// Fixed seeds, plus `PROVIDERPOD_TREE_MODEL_SEED` to replay one from a failure message.
-  static let seeds: [UInt64] = {
-    var seeds: [UInt64] = [1, 2, 3, 42, 2026, 0xC0FFEE]
-    if let extra = ProcessInfo.processInfo.environment["PROVIDERPOD_TREE_MODEL_SEED"],
-      let seed = UInt64(extra)
-    {
-      seeds.append(seed)
-    }
-    return seeds
-  }()
+  static let seeds = modelSeeds(replayingFrom: "PROVIDERPOD_TREE_MODEL_SEED")
 
   /// How builders resolve, and whether the pods are watched.
   ///

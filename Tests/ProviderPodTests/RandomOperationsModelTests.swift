@@ -10,15 +10,7 @@ import Testing
 @Suite("Random operations against a reference model")
 struct RandomOperationsModelTests {
   /// Fixed seeds, plus `PROVIDERPOD_MODEL_SEED` to replay one from a failure message.
-  static let seeds: [UInt64] = {
-    var seeds: [UInt64] = [1, 2, 3, 42, 2026, 0xC0FFEE]
-    if let extra = ProcessInfo.processInfo.environment["PROVIDERPOD_MODEL_SEED"],
-      let seed = UInt64(extra)
-    {
-      seeds.append(seed)
-    }
-    return seeds
-  }()
+  static let seeds = modelSeeds(replayingFrom: "PROVIDERPOD_MODEL_SEED")
 
   /// Builders resolve through what they are given, or through the pod itself, the way an
   /// app that keeps its pod in a global does: the pod must see the same dependencies.

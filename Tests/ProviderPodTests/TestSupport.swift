@@ -252,3 +252,13 @@ final class DisposalLog: Sendable {
     }
   }
 }
+
+/// The fixed seeds of a random test, plus one from the environment variable `variable`, to
+/// replay a failure by its seed.
+func modelSeeds(replayingFrom variable: String) -> [UInt64] {
+  var seeds: [UInt64] = [1, 2, 3, 42, 2026, 0xC0FFEE]
+  if let extra = ProcessInfo.processInfo.environment[variable], let seed = UInt64(extra) {
+    seeds.append(seed)
+  }
+  return seeds
+}
