@@ -70,18 +70,13 @@ struct EngineState {
   }
 
   func addDependent(_ dependent: Slot, on slot: Slot) {
-    slot.dependents[dependent.id, default: Slot.Dependent(slot: dependent, count: 0)].count += 1
+    slot.dependents.add(dependent)
   }
 
   /// Forgets one "built from" link of `dependent` on `slot`.
   mutating func dropDependent(_ dependent: Slot, on slot: Slot, released: inout [AnyObject]) {
-    guard let count = slot.dependents[dependent.id]?.count else { return }
-    if count > 1 {
-      slot.dependents[dependent.id]!.count = count - 1
-    } else {
-      slot.dependents[dependent.id] = nil
-      pruneIfUnused(slot, released: &released)
-    }
+    guard slot.dependents.removeOne(dependent) else { return }
+    if slot.dependents.isEmpty { pruneIfUnused(slot, released: &released) }
   }
 
   /// Forgets that `dependent` was built from each of `dependencies`.
@@ -110,7 +105,7 @@ struct EngineState {
       }
     }
     dropDependent(slot, from: entry.dependencies, released: &released)
-    for dependent in slot.dependents.values where dependent.slot.linkTarget === slot {
+    for dependent in slot.dependents where dependent.slot.linkTarget === slot {
       _ = removeEntry(of: dependent.slot, released: &released)
       pruneIfUnused(dependent.slot, released: &released)
     }
@@ -161,7 +156,7 @@ struct EngineState {
             event: .discarded(
               provider: entry.provider.name, scope: entry.scope.name, reason: reason)))
       }
-      for dependent in slot.dependents.values where seen.insert(dependent.slot.id).inserted {
+      for dependent in slot.dependents where seen.insert(dependent.slot.id).inserted {
         pending.append((dependent.slot, .dependencyDiscarded))
       }
     }
@@ -171,33 +166,54 @@ struct EngineState {
     }
   }
 
-  /// Removes every instance a pod caches, for the pod going away: what its parent keeps of
-  /// it (links, "built from" counts) goes too. Returns what to release after the lock, and
-  /// the instances with hooks, dependents first.
-  mutating func release(_ pod: PodRecord) -> (released: [AnyObject], disposals: [CacheEntry]) {
+  /// What a pod going away leaves to release once the lock is dropped: its tables whole, so
+  /// that nothing it held is freed (and no deinit runs) under the lock.
+  struct ReleasedPod {
+    var slots: [ProviderKey: Slot] = [:]
+    var overrides: [ProviderKey: OverrideRecord] = [:]
+    var entries: [CacheEntry] = []
+    var objects: [AnyObject] = []
+    /// The instances with hooks, dependents first.
+    var disposals: [CacheEntry] = []
+  }
+
+  /// Removes every instance a pod caches, for the pod going away. Every slot of the pod goes,
+  /// so only what other pods keep of it is undone one by one: its links to its ancestors'
+  /// instances and the "built from" counts it added there. Its children went before it (a
+  /// child holds its parent), and their slots with them.
+  mutating func release(_ pod: PodRecord) -> ReleasedPod {
     pod.isAlive = false
     pod.parent?.children[pod.id] = nil
+    var result = ReleasedPod()
     var removed: [(slot: Slot, entry: CacheEntry)] = []
-    var released: [AnyObject] = []
     for slot in pod.slots.values {
-      if let build = slot.build { invalidate(build, released: &released) }
-      if let entry = removeEntry(of: slot, released: &released) { removed.append((slot, entry)) }
+      if let build = slot.build { invalidate(build, released: &result.objects) }
+      guard let entry = slot.entry else { continue }
+      result.entries.append(entry)
+      slot.entry = nil
+      if let target = slot.linkTarget {
+        slot.linkTarget = nil
+        dropDependent(slot, on: target, released: &result.objects)
+        continue
+      }
+      for dependency in entry.dependencies.values where dependency.pod !== pod {
+        dropDependent(slot, on: dependency, released: &result.objects)
+      }
+      removed.append((slot, entry))
     }
-    for slot in pod.slots.values {
-      slot.dependents = [:]
-      released.append(slot)
-    }
-    pod.slots = [:]
+    for slot in pod.slots.values { slot.dependents.removeAll() }
+    swap(&result.slots, &pod.slots)
+    swap(&result.overrides, &pod.overrides)
     pod.scopeMembers = [:]
     pod.familySlots = [:]
-    released.append(contentsOf: pod.overrides.values.map { $0 as AnyObject })
-    pod.overrides = [:]
     if pod.parent == nil {
-      released.append(contentsOf: spareFrames)
+      result.objects.append(contentsOf: spareFrames)
       spareFrames = []
     }
-    guard removed.contains(where: \.entry.hasDisposal) else { return (released, []) }
-    return (released, Self.dependentsFirst(removed).filter(\.hasDisposal))
+    if removed.contains(where: \.entry.hasDisposal) {
+      result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
+    }
+    return result
   }
 
   /// The removed instances ordered so that every instance comes before those it was built
@@ -295,7 +311,7 @@ struct EngineState {
     }
     var seen = Set(frontier.map(\.id))
     while let slot = frontier.popLast() {
-      for dependent in slot.dependents.values where seen.insert(dependent.slot.id).inserted {
+      for dependent in slot.dependents where seen.insert(dependent.slot.id).inserted {
         let owner = dependent.slot.pod
         if pod.isAncestor(ofOrSameAs: owner) {
           result.append(dependent.slot)

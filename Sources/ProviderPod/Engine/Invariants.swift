@@ -75,7 +75,7 @@ extension EngineState {
     for pod in pods {
       for slot in pod.slots.values {
         let wanted = expected[slot.id] ?? [:]
-        let counts = slot.dependents.mapValues(\.count)
+        let counts = slot.dependents.counts
         // A stale build that is no longer its slot's newest still holds counts until it ends,
         // so counts may exceed what is found here only while builds run.
         for (dependent, count) in wanted where (counts[dependent] ?? 0) < count {

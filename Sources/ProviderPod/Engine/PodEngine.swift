@@ -273,9 +273,9 @@ final class PodEngine: @unchecked Sendable {
   /// its parent.
   func shutDown() {
     let pod = self.pod
-    let (released, disposals) = state.withLock { $0.release(pod) }
+    let released = state.withLock { $0.release(pod) }
     for wakeUp in state.withLock({ $0.endWatchers(of: pod) }) { wakeUp() }
-    for entry in disposals { entry.dispose(onMainActor: false) }
+    for entry in released.disposals { entry.dispose(onMainActor: false) }
     withExtendedLifetime(released) {}
   }
 

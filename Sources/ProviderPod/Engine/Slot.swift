@@ -22,12 +22,7 @@ final class Slot {
   @exclusivity(unchecked) var linkTarget: Slot?
   /// The slots whose cached instance or running build was built from this one (or that link
   /// to it), with how many of those each has (an old stale build and a new one can overlap).
-  @exclusivity(unchecked) var dependents: [SlotID: Dependent] = [:]
-
-  struct Dependent {
-    let slot: Slot
-    var count: Int
-  }
+  @exclusivity(unchecked) var dependents = Dependents()
 
   init(_ info: ProviderInfo, in pod: PodRecord) {
     self.info = info

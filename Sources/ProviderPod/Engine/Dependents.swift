@@ -1,0 +1,115 @@
+/// The slots built from one slot ("built from" seen from the other side), each with how many
+/// of its instances and builds were: an old stale build and a new one can overlap.
+///
+/// Most slots have no dependent or one (a leaf that one service was built from), so one is
+/// kept inline and a table is made only for a second: a dictionary would allocate its storage
+/// for the first, and a pod with a hundred leaves made a hundred of them.
+struct Dependents: Sequence {
+  struct Dependent {
+    let slot: Slot
+    var count: Int
+  }
+
+  private enum Storage {
+    case none
+    case one(Dependent)
+    case many([SlotID: Dependent])
+  }
+
+  private var storage = Storage.none
+
+  var isEmpty: Bool {
+    if case .none = storage { return true }
+    return false
+  }
+
+  /// How many times `slot` is counted; 0 when it is not a dependent.
+  func count(of slot: Slot) -> Int {
+    switch storage {
+    case .none: return 0
+    case .one(let only): return only.slot === slot ? only.count : 0
+    case .many(let table): return table[slot.id]?.count ?? 0
+    }
+  }
+
+  /// Counts `slot` once more.
+  mutating func add(_ slot: Slot) {
+    switch storage {
+    case .none:
+      storage = .one(Dependent(slot: slot, count: 1))
+    case .one(var only):
+      if only.slot === slot {
+        only.count += 1
+        storage = .one(only)
+      } else {
+        storage = .many([only.slot.id: only, slot.id: Dependent(slot: slot, count: 1)])
+      }
+    case .many(var table):
+      // Taken out first, so the table is uniquely held and grows in place.
+      storage = .none
+      table[slot.id, default: Dependent(slot: slot, count: 0)].count += 1
+      storage = .many(table)
+    }
+  }
+
+  /// Counts `slot` once less. Returns false if it was not counted at all.
+  mutating func removeOne(_ slot: Slot) -> Bool {
+    switch storage {
+    case .none:
+      return false
+    case .one(var only):
+      guard only.slot === slot else { return false }
+      only.count -= 1
+      storage = only.count > 0 ? .one(only) : .none
+      return true
+    case .many(var table):
+      guard let count = table[slot.id]?.count else { return false }
+      storage = .none
+      if count > 1 {
+        table[slot.id]!.count = count - 1
+      } else {
+        table[slot.id] = nil
+      }
+      // Back to inline once one is left: a dictionary of one would never shrink otherwise.
+      if table.count == 1, let only = table.first?.value {
+        storage = .one(only)
+      } else if !table.isEmpty {
+        storage = .many(table)
+      }
+      return true
+    }
+  }
+
+  mutating func removeAll() {
+    storage = .none
+  }
+
+  /// Each dependent with its count, for the invariant check.
+  var counts: [SlotID: Int] {
+    var result: [SlotID: Int] = [:]
+    for dependent in self { result[dependent.slot.id] = dependent.count }
+    return result
+  }
+
+  struct Iterator: IteratorProtocol {
+    fileprivate var only: Dependent?
+    fileprivate var table: Dictionary<SlotID, Dependent>.Values.Iterator?
+
+    mutating func next() -> Dependent? {
+      if let only {
+        self.only = nil
+        return only
+      }
+      return table?.next()
+    }
+  }
+
+  /// A snapshot: changing the slot's dependents while iterating leaves it as it was.
+  func makeIterator() -> Iterator {
+    switch storage {
+    case .none: return Iterator(only: nil, table: nil)
+    case .one(let only): return Iterator(only: only, table: nil)
+    case .many(let table): return Iterator(only: nil, table: table.values.makeIterator())
+    }
+  }
+}
