@@ -164,7 +164,8 @@ extension EngineState {
     for slot in pod.slots.values where slot.linkTarget == nil {
       guard let dependent = node(slot) else { continue }
       nodes.append(dependent)
-      for dependency in slot.entry!.dependencies.values {
+      // A slot listed twice (see `Frame.dependencies`) makes one edge: the graph is a set.
+      for dependency in slot.entry!.dependencies {
         guard let target = node(dependency) else { continue }
         if dependency.pod !== pod { nodes.append(target) }
         edges.append(DependencyGraph.Edge(dependent: dependent, dependency: target))

@@ -1,4 +1,4 @@
-import ProviderPod
+@testable import ProviderPod
 import Testing
 
 @Suite("No stale dependents: what was built from a discarded instance goes too")
@@ -102,5 +102,35 @@ struct DiscardingDependentsTests {
     let end1 = chain.map { pod.resolve($0) }.last!
     pod.clearCachedInstances(forScope: StepScope())
     #expect(pod.resolve(chain.last!) !== end1)
+  }
+
+  @Test(
+    "a provider resolved again after a nested build also used it is one dependency: one edge, one discard, one hook"
+  )
+  func resolvedAgainAfterNestedBuild() {
+    let disposed = Shared(0)
+    let base = Provider(
+      scope: StepScope(), name: "base", onDiscard: { _ in disposed.withLock { $0 += 1 } }
+    ) { _ in Instance("base", serial: 0) }
+    let middle = instanceProvider("middle", dependencies: [base])
+    // base, then middle (a cached build that records base for itself), then base again.
+    let top = instanceProvider("top", dependencies: [base, middle, base])
+    let recorder = EventRecorder()
+    let pod = Pod(observer: recorder)
+    let top1 = pod.resolve(top)
+    #expect(pod.invariantViolations == [])
+    let edges = pod.dependencyGraph().edges.filter { $0.dependent.provider == "top" }
+    #expect(edges.map(\.dependency.provider).sorted() == ["base", "middle"])
+    _ = recorder.take()
+    pod.clearCachedInstances(forScope: StepScope())
+    #expect(pod.invariantViolations == [])
+    let discarded = recorder.take().compactMap { event -> String? in
+      if case .discarded(let provider, _, _) = event { return provider }
+      return nil
+    }
+    #expect(discarded.sorted() == ["base", "middle", "top"])
+    #expect(disposed.withLock { $0 } == 1)
+    #expect(pod.resolve(top) !== top1)
+    #expect(pod.invariantViolations == [])
   }
 }

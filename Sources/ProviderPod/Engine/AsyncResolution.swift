@@ -167,7 +167,7 @@ extension PodEngine {
         let home = EngineState.home(placedIn: slot, builtFrom: frame.dependencies)
         let keepsDependencies = entry == nil && !state.isStale(frame) && slot.pod.isAlive
         if keepsDependencies {
-          build.uncachedDependencies = Array(frame.dependencies.values)
+          build.uncachedDependencies = frame.dependencies
           build.uncachedSlot = slot
         }
         _ = state.finish(

@@ -8,8 +8,8 @@ class CacheEntry: @unchecked Sendable {
   let isStrong: Bool
   /// The providers this instance was built from (directly or through uncached providers):
   /// discarding any of them discards this instance. Each slot counts this instance among its
-  /// dependents for as long as it is cached.
-  var dependencies: [SlotID: Slot] = [:]
+  /// dependents once per time it is listed, for as long as it is cached.
+  var dependencies: [Slot] = []
 
   /// A `StrongEntry`'s value; nil for a `WeakEntry`.
   let valueStorage: UnsafeMutableRawPointer?

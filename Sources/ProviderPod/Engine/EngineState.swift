@@ -10,6 +10,8 @@ struct EngineState {
   /// none, a resolve through a pod cannot be nested in one, and the cached fast path need not
   /// look.
   var runningBuilds = 0
+  /// Builds started in the tree so far: each build's serial.
+  var builds = 0
   /// Threads blocked on another thread's build, from inside a build of their own.
   var waits: [Int: Wait] = [:]
   var nextWaitID = 0
@@ -64,9 +66,10 @@ struct EngineState {
   mutating func recordDependency(on slot: Slot, from caller: Frame?) {
     guard let owner = caller?.owner, owner.phase == .running, let dependent = owner.slot
     else { return }
-    if owner.dependencies.updateValue(slot, forKey: slot.id) == nil {
-      addDependent(dependent, on: slot)
-    }
+    guard slot.recordedBy != owner.serial else { return }
+    slot.recordedBy = owner.serial
+    owner.dependencies.append(slot)
+    addDependent(dependent, on: slot)
   }
 
   func addDependent(_ dependent: Slot, on slot: Slot) {
@@ -81,9 +84,9 @@ struct EngineState {
 
   /// Forgets that `dependent` was built from each of `dependencies`.
   mutating func dropDependent(
-    _ dependent: Slot, from dependencies: [SlotID: Slot], released: inout [AnyObject]
+    _ dependent: Slot, from dependencies: [Slot], released: inout [AnyObject]
   ) {
-    for slot in dependencies.values { dropDependent(dependent, on: slot, released: &released) }
+    for slot in dependencies { dropDependent(dependent, on: slot, released: &released) }
   }
 
   /// Takes the slot's cached instance out, with its bookkeeping, and drops the links other
@@ -196,7 +199,7 @@ struct EngineState {
         dropDependent(slot, on: target, released: &result.objects)
         continue
       }
-      for dependency in entry.dependencies.values where dependency.pod !== pod {
+      for dependency in entry.dependencies where dependency.pod !== pod {
         dropDependent(slot, on: dependency, released: &result.objects)
       }
       removed.append((slot, entry))
@@ -235,8 +238,8 @@ struct EngineState {
         }
         guard visited.insert(slot).inserted else { continue }
         stack.append((slot, true))
-        for dependency in entry.dependencies.keys where !visited.contains(dependency) {
-          stack.append((dependency, false))
+        for dependency in entry.dependencies where !visited.contains(dependency.id) {
+          stack.append((dependency.id, false))
         }
       }
     }
@@ -345,7 +348,8 @@ struct EngineState {
   /// Reports dependencies that will be cleared more often than the instance built from them.
   func captiveDependencies(of entry: CacheEntry, in pod: PodRecord, events: inout [ReportedEvent]) {
     guard entry.scope.kind == .singleton || entry.scope.kind == .custom else { return }
-    for slot in entry.dependencies.values {
+    var seen: Set<SlotID> = []
+    for slot in entry.dependencies where seen.insert(slot.id).inserted {
       guard let dependency = slot.entry, dependency.scope.kind == .custom,
         !dependency.scope.subtree.contains(entry.scope.key)
       else { continue }

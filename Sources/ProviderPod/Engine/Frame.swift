@@ -51,8 +51,16 @@ final class Frame: @unchecked Sendable {
   /// The same count in the pod the build goes through, when that is a child of the pod it
   /// was placed in: an instance that turns out to be the child's is stale after a clear there.
   @exclusivity(unchecked) private(set) var requesterScopeEpoch = 0
-  /// The providers this build resolved, each counted once in their slot's `dependents`.
-  @exclusivity(unchecked) var dependencies: [SlotID: Slot] = [:]
+  /// The providers this build resolved, each counted in their slot's `dependents` once per
+  /// time it is listed. An array rather than a set: a build with 100 dependencies hashed and
+  /// regrew a table for each. Repeats are caught by the slot's `recordedBy`, except when
+  /// another build (a nested caching one, or one on another thread) recorded the same slot
+  /// in between: then it is listed twice, counted twice and dropped twice, which is
+  /// consistent.
+  @exclusivity(unchecked) var dependencies: [Slot] = []
+  /// Which build this is: unique in its tree, so a slot can tell whether this build has
+  /// already recorded it.
+  @exclusivity(unchecked) private(set) var serial = 0
   /// Created by the first thread that waits for this build; left by the builder when done.
   @exclusivity(unchecked) var waiters: DispatchGroup?
   /// For an async build: its task and the callers waiting for it.
@@ -74,8 +82,9 @@ final class Frame: @unchecked Sendable {
 
   func begin(
     info: ProviderInfo, scope: ScopeInfo, slot: Slot?, pod: PodRecord, parent: Frame?,
-    scopeEpoch: Int, requesterScopeEpoch: Int = 0
+    scopeEpoch: Int, requesterScopeEpoch: Int = 0, serial: Int
   ) {
+    self.serial = serial
     self.info = info
     self.scope = scope
     self.slot = slot

@@ -11,11 +11,10 @@ extension EngineState {
     var running = 0
     let pods = root.isAlive ? root.subtree : []
     func checkDependencies(
-      of dependent: Slot, _ dependencies: [SlotID: Slot], doing: String
+      of dependent: Slot, _ dependencies: [Slot], doing: String
     ) {
-      for (id, dependency) in dependencies {
+      for dependency in dependencies {
         let name = dependent.info.name
-        if id != dependency.id { problems.append("\(name): dependency filed under another id") }
         if dependency.pod.slots[dependency.key] !== dependency {
           problems.append("\(name): \(doing) \(dependency.info.name), which has no slot")
         }

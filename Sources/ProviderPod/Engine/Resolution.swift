@@ -176,20 +176,19 @@ extension EngineState {
       epoch = slot.pod.scopeEpochs[scope.key] ?? 0
       if slot.pod !== pod { requesterEpoch = pod.scopeEpochs[scope.key] ?? 0 }
     }
+    builds += 1
     frame.begin(
       info: provider, scope: scope, slot: slot, pod: pod, parent: parent, scopeEpoch: epoch,
-      requesterScopeEpoch: requesterEpoch)
+      requesterScopeEpoch: requesterEpoch, serial: builds)
     runningBuilds += 1
     return frame
   }
 
   /// The pod a build placed in `slot` caches its instance in: the deepest of the slot's pod
   /// and the pods that own what it was built from.
-  static func home(placedIn slot: Slot, builtFrom dependencies: [SlotID: Slot])
-    -> PodRecord
-  {
+  static func home(placedIn slot: Slot, builtFrom dependencies: [Slot]) -> PodRecord {
     var home = slot.pod
-    for dependency in dependencies.values where dependency.pod.depth > home.depth {
+    for dependency in dependencies where dependency.pod.depth > home.depth {
       home = dependency.pod
     }
     return home
@@ -216,7 +215,7 @@ extension EngineState {
     if frame.caches, let slot = frame.slot {
       if slot.build === frame { slot.build = nil }
       waiters = frame.waiters
-      var dependencies: [SlotID: Slot] = [:]
+      var dependencies: [Slot] = []
       swap(&dependencies, &frame.dependencies)
       let home = Self.home(placedIn: slot, builtFrom: dependencies)
       let homeSlot = home === slot.pod ? slot : self.slot(for: slot.info, in: home)
@@ -242,7 +241,7 @@ extension EngineState {
         if homeSlot !== slot {
           // Count the home slot first: a slot with no instance of its own (an always-new
           // provider's) would otherwise be pruned as unused in between.
-          for dependency in dependencies.values { addDependent(homeSlot, on: dependency) }
+          for dependency in dependencies { addDependent(homeSlot, on: dependency) }
           dropDependent(slot, from: dependencies, released: &released)
         }
         if let entry {
@@ -282,7 +281,7 @@ extension EngineState {
           // A weak-scope value that is not an object is not cached: what it was built from
           // now belongs to whoever asked for it.
           if let owner = caller?.owner {
-            for dependency in dependencies.values { recordDependency(on: dependency, from: owner) }
+            for dependency in dependencies { recordDependency(on: dependency, from: owner) }
           }
           dropDependent(homeSlot, from: dependencies, released: &released)
           recordDependency(on: homeSlot, from: caller)

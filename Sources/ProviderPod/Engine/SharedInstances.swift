@@ -64,7 +64,7 @@ extension EngineState {
       return nil
     }
     var found: PodRecord?
-    var pending = Array(entry.dependencies.values)
+    var pending = entry.dependencies
     var seen = Set(pending.map(\.id))
     while let slot = pending.popLast() {
       // A slot with no instance (an always-new provider's) has the scope of the override
@@ -82,7 +82,7 @@ extension EngineState {
       }
       if let found, found === shadowing.last { return found }
       guard let dependencies = slot.entry?.dependencies else { continue }
-      for dependency in dependencies.values where seen.insert(dependency.id).inserted {
+      for dependency in dependencies where seen.insert(dependency.id).inserted {
         pending.append(dependency)
       }
     }

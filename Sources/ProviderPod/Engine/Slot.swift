@@ -23,6 +23,9 @@ final class Slot {
   /// The slots whose cached instance or running build was built from this one (or that link
   /// to it), with how many of those each has (an old stale build and a new one can overlap).
   @exclusivity(unchecked) var dependents = Dependents()
+  /// The serial of the last build that recorded this slot as a dependency: a builder that
+  /// resolves the same provider twice records it once.
+  @exclusivity(unchecked) var recordedBy = 0
 
   init(_ info: ProviderInfo, in pod: PodRecord) {
     self.info = info
