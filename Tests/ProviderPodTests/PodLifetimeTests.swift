@@ -25,6 +25,51 @@ struct PodLifetimeTests {
     #expect(released == nil)
   }
 
+  @Test(
+    "a cached instance lives exactly as long as the pod holds it, however often it was resolved",
+    arguments: ["class", "class with a hook", "protocol existential", "struct holding a class"])
+  func cachedValuesAreReleased(kind: String) {
+    weak var instance: Instance?
+    let disposed = Shared(0)
+    do {
+      let pod = Pod()
+      let made = Provider(scope: StepScope(), name: "made") { _ in Instance("made", serial: 0) }
+      let resolveMany: () -> Instance
+      switch kind {
+      case "class":
+        resolveMany = { (0..<1_000).map { _ in pod.resolve(made) }.last! }
+      case "class with a hook":
+        let hooked = Provider(
+          scope: StepScope(), name: "hooked", onDiscard: { _ in disposed.withLock { $0 += 1 } }
+        ) { _ in Instance("hooked", serial: 0) }
+        resolveMany = { (0..<1_000).map { _ in pod.resolve(hooked) }.last! }
+      case "protocol existential":
+        let existential = Provider<any Sendable>(scope: StepScope(), name: "existential") { _ in
+          Instance("existential", serial: 0)
+        }
+        resolveMany = { (0..<1_000).map { _ in pod.resolve(existential) as! Instance }.last! }
+      default:
+        struct Holder: Sendable { let instance: Instance }
+        let holder = Provider(scope: StepScope(), name: "holder") { _ in
+          Holder(instance: Instance("held", serial: 0))
+        }
+        resolveMany = { (0..<1_000).map { _ in pod.resolve(holder).instance }.last! }
+      }
+      do {
+        let first = resolveMany()
+        instance = first
+        #expect(resolveMany() === first)
+      }
+      #expect(instance != nil)
+      pod.clearCachedInstances(forScope: StepScope())
+      #expect(instance == nil)
+      instance = resolveMany()
+      #expect(instance != nil)
+    }
+    #expect(instance == nil)
+    #expect(disposed.withLock { $0 } == (kind == "class with a hook" ? 2 : 0))
+  }
+
   @Test("a context kept by a builder is never handed to another build")
   func keptContextIsNotReused() {
     let box = StrongPodBox()

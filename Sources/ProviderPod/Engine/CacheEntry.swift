@@ -11,19 +11,25 @@ class CacheEntry: @unchecked Sendable {
   /// dependents once per time it is listed, for as long as it is cached.
   var dependencies: [Slot] = []
 
-  /// A `StrongEntry`'s value; nil for a `WeakEntry`.
+  /// A `StrongEntry`'s value; nil for the others.
   let valueStorage: UnsafeMutableRawPointer?
+  /// An `ObjectEntry`'s value; nil for the others.
+  let strongObject: AnyObject?
+  /// The same reference, unretained, for reading the value without reference counting.
+  private let objectReference: UnsafeMutableRawPointer?
   /// Whether `dispose()` runs a hook: the pod made this value and the provider has one.
   let hasDisposal: Bool
 
   init(
-    provider: ProviderInfo, scope: ScopeInfo, storage: UnsafeMutableRawPointer?,
-    hasDisposal: Bool
+    provider: ProviderInfo, scope: ScopeInfo, isStrong: Bool,
+    storage: UnsafeMutableRawPointer? = nil, object: AnyObject? = nil, hasDisposal: Bool = false
   ) {
     self.provider = provider
     self.scope = scope
-    self.isStrong = storage != nil
+    self.isStrong = isStrong
     self.valueStorage = storage
+    self.strongObject = object
+    self.objectReference = object.map { Unmanaged.passUnretained($0).toOpaque() }
     self.hasDisposal = hasDisposal
   }
 
@@ -37,11 +43,27 @@ class CacheEntry: @unchecked Sendable {
   /// entries are always made from a `Value`, so the type always matches.
   @inline(__always)
   func value<Value>(as type: Value.Type) -> Value {
-    valueStorage.unsafelyUnwrapped.assumingMemoryBound(to: Value.self).pointee
+    if let objectReference {
+      // An `ObjectEntry`'s, made only when `Value` is a class type: the reference is the
+      // value, and the cast copies it out retained once. Casting `strongObject` would
+      // retain it twice and release it once.
+      return unsafeBitCast(objectReference, to: Value.self)
+    }
+    return valueStorage.unsafelyUnwrapped.assumingMemoryBound(to: Value.self).pointee
   }
 }
 
-/// A cached value kept alive by the pod.
+/// A cached class instance with no hook to run, kept alive by the pod: the most common
+/// entry by far. Not generic and without a box for the value, so caching one costs an
+/// allocation and no run-time metadata lookup.
+final class ObjectEntry: CacheEntry, @unchecked Sendable {
+  init(object: AnyObject, provider: ProviderInfo, scope: ScopeInfo) {
+    super.init(provider: provider, scope: scope, isStrong: true, object: object)
+  }
+}
+
+/// A cached value kept alive by the pod: a value that is not a class instance, or one with a
+/// hook to run.
 ///
 /// The value lives behind a raw pointer held by the non-generic base class, so reading it
 /// needs only `Value`'s metadata, which the caller of `resolve` already has. Reading a stored
@@ -58,7 +80,7 @@ final class StrongEntry<Value>: CacheEntry, @unchecked Sendable {
     storage.initialize(to: value)
     self.onDiscard = onDiscard
     super.init(
-      provider: provider, scope: scope, storage: UnsafeMutableRawPointer(storage),
+      provider: provider, scope: scope, isStrong: true, storage: UnsafeMutableRawPointer(storage),
       hasDisposal: onDiscard != nil)
   }
 
@@ -79,7 +101,7 @@ final class WeakEntry: CacheEntry, @unchecked Sendable {
 
   init(object: AnyObject, provider: ProviderInfo, scope: ScopeInfo) {
     self.object = object
-    super.init(provider: provider, scope: scope, storage: nil, hasDisposal: false)
+    super.init(provider: provider, scope: scope, isStrong: false)
   }
 }
 

@@ -200,8 +200,12 @@ final class PodEngine: @unchecked Sendable {
     let provider = frame.info!
     if scope.kind != .weak {
       let ownsValue = override?.ownsValue ?? true
-      return StrongEntry(
-        value: value, provider: provider, scope: scope, onDiscard: ownsValue ? onDiscard : nil)
+      let hook = ownsValue ? onDiscard : nil
+      if hook == nil, Value.self is AnyClass {
+        return ObjectEntry(
+          object: unsafeBitCast(value, to: AnyObject.self), provider: provider, scope: scope)
+      }
+      return StrongEntry(value: value, provider: provider, scope: scope, onDiscard: hook)
     }
     return classInstance(value).map { WeakEntry(object: $0, provider: provider, scope: scope) }
   }
