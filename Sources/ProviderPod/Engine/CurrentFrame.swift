@@ -25,23 +25,24 @@ enum CurrentFrame {
     return key
   }()
 
-  private static var threadTop: Frame? {
-    guard let raw = pthread_getspecific(threadKey) else { return nil }
-    return Unmanaged<Frame>.fromOpaque(raw).takeUnretainedValue()
+  private static func frame(at raw: UnsafeMutableRawPointer?) -> Frame? {
+    raw.map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() }
   }
 
-  /// Runs `body` with `frame` as the current thread's innermost build. The caller keeps
-  /// `frame` alive for the duration, so the stack holds it unretained.
+  /// Makes `frame` the current thread's innermost build, until `pop`. The caller keeps
+  /// `frame` alive until then, so the stack holds it unretained. A push and a pop rather
+  /// than a closure: the closure's context cost retains on every build.
   @inline(__always)
-  static func withThreadFrame<Result>(_ frame: Frame, _ body: () -> Result) -> Result {
-    let previous = pthread_getspecific(threadKey)
-    frame.threadPrevious = previous.map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() }
+  static func push(_ frame: Frame) {
+    frame.threadPrevious = pthread_getspecific(threadKey)
     pthread_setspecific(threadKey, Unmanaged.passUnretained(frame).toOpaque())
-    defer {
-      pthread_setspecific(threadKey, previous)
-      frame.threadPrevious = nil
-    }
-    return body()
+  }
+
+  /// Makes the build `frame` was pushed over the innermost again.
+  @inline(__always)
+  static func pop(_ frame: Frame) {
+    pthread_setspecific(threadKey, frame.threadPrevious)
+    frame.threadPrevious = nil
   }
 
   /// The innermost build on this thread, else the one bound to this task, that a resolve
@@ -49,10 +50,10 @@ enum CurrentFrame {
   /// below it or a pod above it. Whether it is still running is for
   /// the engine to check, under its lock.
   static func innermost(in treeID: ObjectIdentifier, for pod: PodRecord) -> Frame? {
-    var next = threadTop
+    var next = frame(at: pthread_getspecific(threadKey))
     while let frame = next {
       if frame.treeID == treeID, related(pod, frame.pod.unsafelyUnwrapped) { return frame }
-      next = frame.threadPrevious
+      next = Self.frame(at: frame.threadPrevious)
     }
     if let frame = task, frame.treeID == treeID, let framePod = frame.pod, related(pod, framePod) {
       return frame

@@ -30,14 +30,18 @@ final class Frame: @unchecked Sendable {
   /// The tree of pods the frame belongs to, for finding a thread's frame of a given pod.
   let treeID: ObjectIdentifier
   @exclusivity(unchecked) private(set) var phase = Phase.idle
-  @exclusivity(unchecked) private(set) var info: ProviderInfo?
-  @exclusivity(unchecked) private(set) var scope: ScopeInfo?
+  // `info`, `scope` and `pod` are not retained: while the build runs, the resolve that
+  // started it holds the provider, the override (whose scope may apply) and the pod's engine,
+  // and `finish` clears them when it ends, so a frame kept past its build holds nothing
+  // stale. Retaining them cost a tenth of an always-new build.
+  @exclusivity(unchecked) private(set) unowned(unsafe) var info: ProviderInfo?
+  @exclusivity(unchecked) private(set) unowned(unsafe) var scope: ScopeInfo?
   /// For a build whose result is cached, the slot it was placed in (where others join it);
   /// nil for an always-new build.
   @exclusivity(unchecked) private(set) var slot: Slot?
   /// The pod the build resolves through: its overrides and shared instances are what the
   /// builder sees.
-  @exclusivity(unchecked) private(set) var pod: PodRecord?
+  @exclusivity(unchecked) private(set) unowned(unsafe) var pod: PodRecord?
   /// The frame whose builder asked for this one, in the same pod.
   @exclusivity(unchecked) private(set) var parent: Frame?
   /// How many frames are above this one: cycle checks compare depths instead of walking.
@@ -66,7 +70,7 @@ final class Frame: @unchecked Sendable {
   /// For an async build: its task and the callers waiting for it.
   @exclusivity(unchecked) var asyncBuild: AnyAsyncBuild?
   /// The frame this one was pushed over on its thread (see `CurrentFrame`).
-  @exclusivity(unchecked) unowned(unsafe) var threadPrevious: Frame?
+  @exclusivity(unchecked) var threadPrevious: UnsafeMutableRawPointer?
 
   init(treeID: ObjectIdentifier) {
     self.treeID = treeID
@@ -111,12 +115,18 @@ final class Frame: @unchecked Sendable {
     phase = .finished
   }
 
-  /// Forgets the build, ready for reuse; the dependency table keeps its storage.
-  func reset() {
-    phase = .idle
+  /// Drops the references that are held unretained, once the build's caller may let go of
+  /// what they point at. The rest stays until the frame is reused.
+  func forgetUnretained() {
     info = nil
     scope = nil
     pod = nil
+  }
+
+  /// Forgets the build, ready for reuse; the dependency table keeps its storage.
+  func reset() {
+    phase = .idle
+    forgetUnretained()
     if caches {
       slot = nil
       caches = false

@@ -143,9 +143,9 @@ final class PodEngine: @unchecked Sendable {
     caller: Frame?
   ) -> Value {
     var frame = frame
-    let value = CurrentFrame.withThreadFrame(frame) {
-      callBuilder(provider, in: frame, override: override)
-    }
+    CurrentFrame.push(frame)
+    let value = callBuilder(provider, in: frame, override: override)
+    CurrentFrame.pop(frame)
     complete(provider, value: value, in: &frame, override: override, caller: caller)
     return value
   }

@@ -297,6 +297,7 @@ extension EngineState {
             provider: frame.info.unsafelyUnwrapped.name,
             scope: frame.scope.unsafelyUnwrapped.name)))
     }
+    frame.forgetUnretained()
     if root.isAlive, spareFrames.count < Self.spareFrameLimit, isKnownUniquelyReferenced(&frame) {
       frame.reset()
       spareFrames.append(frame)
