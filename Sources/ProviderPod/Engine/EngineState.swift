@@ -43,6 +43,11 @@ struct EngineState {
 
   mutating func slot(for info: ProviderInfo, in pod: PodRecord) -> Slot {
     if let slot = pod.slots[info.key] { return slot }
+    return addSlot(for: info, in: pod)
+  }
+
+  /// A new slot for a provider the pod has none for.
+  mutating func addSlot(for info: ProviderInfo, in pod: PodRecord) -> Slot {
     let slot = Slot(info, in: pod)
     pod.slots[info.key] = slot
     if let family = info.family { pod.familySlots[family.key, default: []].insert(info.key) }

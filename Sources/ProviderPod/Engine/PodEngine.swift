@@ -78,6 +78,15 @@ final class PodEngine: @unchecked Sendable {
   func resolve<Value>(
     _ provider: Provider<Value>, from caller: Frame?, callerUnknown: Bool = false
   ) -> Value {
+    if provider.info.isAlwaysNew, caller == nil, !isObserved,
+      let frame = beginPlainBuild(of: provider.info, callerUnknown: callerUnknown)
+    {
+      CurrentFrame.push(frame)
+      let value = provider.build(BuildContext(engine: self, frame: frame))
+      CurrentFrame.pop(frame)
+      finishUncached(frame)
+      return value
+    }
     switch prepare(provider.info, from: caller, callerUnknown: callerUnknown) {
     case .cached(let entry):
       return entry.value(as: Value.self)
@@ -87,6 +96,21 @@ final class PodEngine: @unchecked Sendable {
     case .build(let frame, let override, let caller):
       return run(provider, in: frame, override: override, caller: caller)
     }
+  }
+
+  @inline(never)
+  private func beginPlainBuild(of provider: ProviderInfo, callerUnknown: Bool) -> Frame? {
+    let pod = self.pod
+    let treeID = self.treeID
+    return state.withLock {
+      $0.beginPlainBuild(of: provider, in: pod, callerUnknown: callerUnknown, treeID: treeID)
+    }
+  }
+
+  @inline(never)
+  private func finishUncached(_ frame: consuming Frame) {
+    var frame = frame
+    state.withLock { $0.finishUncached(&frame) }
   }
 
   /// What `prepare` found. Not generic over the value: an unspecialised generic enum would

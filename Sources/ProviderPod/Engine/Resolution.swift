@@ -36,16 +36,17 @@ extension EngineState {
     let key = provider.key
     if callerUnknown, runningBuilds > 0 { return .callerFinished }
     if let caller, !caller.isBuilding { return .callerFinished }
-    let existing = pod.slots[key]
+    // Most pods override nothing: a root pod without overrides skips the override lookup, and
+    // for an always-new provider, which then has no cached instance, the slot lookup too.
+    let overridesNothing = pod.parent == nil && pod.overrides.isEmpty
+    let existing = overridesNothing && provider.isAlwaysNew ? nil : pod.slots[key]
     if let slot = existing, slot.entry != nil,
       let hit = reuse(
         slot, from: caller, reporting: reporting, events: &events, released: &released)
     {
       return hit
     }
-    // Most pods override nothing: a root pod without overrides skips the lookup.
-    let applied =
-      pod.parent == nil && pod.overrides.isEmpty ? nil : pod.override(for: provider)
+    let applied = overridesNothing ? nil : pod.override(for: provider)
     let override = applied?.record
     let scope = override?.scope ?? provider.scope
     // A pod that went away (reached through a context kept past it) caches nothing and
@@ -75,7 +76,7 @@ extension EngineState {
     if pod.parent != nil {
       switch placement(of: provider, scope: scope.key, overriddenIn: applied?.pod, from: pod) {
       case .shared(let target):
-        let link = existing ?? slot(for: provider, in: pod)
+        let link = existing ?? addSlot(for: provider, in: pod)
         link.entry = target.entry
         link.linkTarget = target
         addDependent(link, on: target)
@@ -93,7 +94,7 @@ extension EngineState {
       }
     }
     let slot =
-      home === pod ? existing ?? slot(for: provider, in: pod) : slot(for: provider, in: home)
+      home === pod ? existing ?? addSlot(for: provider, in: pod) : slot(for: provider, in: home)
     if let running = slot.build {
       if let caller, running.isAncestor(ofOrSameAs: caller) {
         return .cycle(cycleReport(resolving: provider, from: caller, through: running))
@@ -163,6 +164,38 @@ extension EngineState {
     nextWaitID += 1
     waits[nextWaitID] = Wait(waiter: caller, target: target)
     return nextWaitID
+  }
+
+  /// Starts an always-new build asked for through a root pod that overrides nothing, from
+  /// outside any build: the most common build, with nothing to look up, nobody to join and
+  /// nothing to record. Nil when any of that does not hold, for the general path.
+  mutating func beginPlainBuild(
+    of provider: ProviderInfo, in pod: PodRecord, callerUnknown: Bool, treeID: ObjectIdentifier
+  ) -> Frame? {
+    // With a build running, the resolve may be nested in it (through a pod kept in a
+    // global): the general path finds out.
+    guard !(callerUnknown && runningBuilds > 0), pod.parent == nil, pod.overrides.isEmpty,
+      pod.isAlive
+    else { return nil }
+    return makeFrame(
+      treeID: treeID, provider: provider, scope: provider.scope, slot: nil, pod: pod,
+      parent: nil)
+  }
+
+  /// Ends a build whose result is not cached (`beginPlainBuild`'s, or an always-new one) and
+  /// keeps the frame for reuse if nothing else holds it.
+  mutating func finishUncached(_ frame: inout Frame) {
+    runningBuilds -= 1
+    frame.end()
+    recycle(&frame)
+  }
+
+  private mutating func recycle(_ frame: inout Frame) {
+    frame.forgetUnretained()
+    if root.isAlive, spareFrames.count < Self.spareFrameLimit, isKnownUniquelyReferenced(&frame) {
+      frame.reset()
+      spareFrames.append(frame)
+    }
   }
 
   private mutating func makeFrame(
@@ -297,11 +330,7 @@ extension EngineState {
             provider: frame.info.unsafelyUnwrapped.name,
             scope: frame.scope.unsafelyUnwrapped.name)))
     }
-    frame.forgetUnretained()
-    if root.isAlive, spareFrames.count < Self.spareFrameLimit, isKnownUniquelyReferenced(&frame) {
-      frame.reset()
-      spareFrames.append(frame)
-    }
+    recycle(&frame)
     return waiters
   }
 }
