@@ -175,11 +175,11 @@ struct EngineState {
   }
 
   /// What a pod going away leaves to release once the lock is dropped: its tables whole, so
-  /// that nothing it held is freed (and no deinit runs) under the lock.
+  /// that nothing it held is freed (and no deinit runs) under the lock. Its slots keep their
+  /// instances until then.
   struct ReleasedPod {
     var slots: [ProviderKey: Slot] = [:]
     var overrides: [ProviderKey: OverrideRecord] = [:]
-    var entries: [CacheEntry] = []
     var objects: [AnyObject] = []
     /// The instances with hooks, dependents first.
     var disposals: [CacheEntry] = []
@@ -193,13 +193,12 @@ struct EngineState {
     pod.isAlive = false
     pod.parent?.children[pod.id] = nil
     var result = ReleasedPod()
-    var removed: [(slot: Slot, entry: CacheEntry)] = []
+    var hasDisposals = false
     for slot in pod.slots.values {
       if let build = slot.build { invalidate(build, released: &result.objects) }
       guard let entry = slot.entry else { continue }
-      result.entries.append(entry)
-      slot.entry = nil
       if let target = slot.linkTarget {
+        slot.entry = nil
         slot.linkTarget = nil
         dropDependent(slot, on: target, released: &result.objects)
         continue
@@ -207,9 +206,14 @@ struct EngineState {
       for dependency in entry.dependencies where dependency.pod !== pod {
         dropDependent(slot, on: dependency, released: &result.objects)
       }
-      removed.append((slot, entry))
+      if entry.hasDisposal { hasDisposals = true }
     }
+    // "Built from" both ways within the pod would keep its slots alive in a cycle.
     for slot in pod.slots.values { slot.dependents.removeAll() }
+    if hasDisposals {
+      let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
+      result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
+    }
     swap(&result.slots, &pod.slots)
     swap(&result.overrides, &pod.overrides)
     pod.scopeMembers = [:]
@@ -217,9 +221,6 @@ struct EngineState {
     if pod.parent == nil {
       result.objects.append(contentsOf: spareFrames)
       spareFrames = []
-    }
-    if removed.contains(where: \.entry.hasDisposal) {
-      result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
     }
     return result
   }

@@ -37,7 +37,7 @@ final class Frame: @unchecked Sendable {
   @exclusivity(unchecked) private(set) unowned(unsafe) var info: ProviderInfo?
   @exclusivity(unchecked) private(set) unowned(unsafe) var scope: ScopeInfo?
   /// For a build whose result is cached, the slot it was placed in (where others join it);
-  /// nil for an always-new build.
+  /// nil for an always-new build, and once the build has ended.
   @exclusivity(unchecked) private(set) var slot: Slot?
   /// The pod the build resolves through: its overrides and shared instances are what the
   /// builder sees.
@@ -115,20 +115,22 @@ final class Frame: @unchecked Sendable {
     phase = .finished
   }
 
-  /// Drops the references that are held unretained, once the build's caller may let go of
-  /// what they point at. The rest stays until the frame is reused.
-  func forgetUnretained() {
+  /// Drops, when the build ends, the references held unretained (the build's caller may let
+  /// go of what they point at) and the slot: a context kept in the instance it built would
+  /// otherwise keep that instance's slot, and through it the instance, in a cycle. The rest
+  /// stays until the frame is reused.
+  func forgetBuild() {
     info = nil
     scope = nil
     pod = nil
+    if slot != nil { slot = nil }
   }
 
   /// Forgets the build, ready for reuse; the dependency table keeps its storage.
   func reset() {
     phase = .idle
-    forgetUnretained()
+    forgetBuild()
     if caches {
-      slot = nil
       caches = false
       clearableScope = nil
     }

@@ -191,7 +191,7 @@ extension EngineState {
   }
 
   private mutating func recycle(_ frame: inout Frame) {
-    frame.forgetUnretained()
+    frame.forgetBuild()
     if root.isAlive, spareFrames.count < Self.spareFrameLimit, isKnownUniquelyReferenced(&frame) {
       frame.reset()
       spareFrames.append(frame)
