@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ProviderPod
 import Testing
 
@@ -66,6 +67,30 @@ let crossB: Provider<Int> = Provider(name: "crossB") { pod in
   return pod.resolve(crossA) + 1
 }
 
+// innerLoop starts on another thread through middleHandOff's context, middleHandOff's
+// builder returns, and then innerLoop needs outerLoop, which waits for innerLoop: the chain
+// closes through a build that is over.
+let innerStarted = DispatchSemaphore(value: 0)
+let middleReturned = DispatchSemaphore(value: 0)
+let outerLoopLine = #line + 1
+let outerLoop: Provider<Int> = Provider(name: "outerLoop") { pod in
+  _ = pod.resolve(middleHandOff)
+  middleReturned.signal()
+  DispatchSemaphore(value: 0).wait()  // for innerLoop, which never comes back
+  return 0
+}
+let middleHandOff: Provider<Int> = Provider(name: "middleHandOff") { pod in
+  DispatchQueue.global().async { _ = pod.resolve(innerLoop) }
+  innerStarted.wait()
+  return 0
+}
+let innerLoopLine = #line + 1
+let innerLoop: Provider<Int> = Provider(name: "innerLoop") { pod in
+  innerStarted.signal()
+  middleReturned.wait()
+  return pod.resolve(outerLoop)
+}
+
 private func standardError(_ result: ExitTest.Result?) -> String {
   String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
 }
@@ -118,6 +143,18 @@ struct DependencyCycleTests {
       standardError(result).contains(
         "overrideUser (\(thisFileName):\(overrideUserLine)) -> overrideTarget (\(thisFileName):\(overrideTargetLine)) -> "
           + "overrideUser"))
+  }
+
+  @Test("a chain with a finished build in between still stops with the chain")
+  func cycleThroughFinishedBuild() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)  // a hang becomes a failed exit without the message checked below
+      _ = Pod().resolve(outerLoop)
+    }
+    #expect(
+      standardError(result).contains(
+        "outerLoop (\(thisFileName):\(outerLoopLine)) -> innerLoop (\(thisFileName):\(innerLoopLine)) -> outerLoop\n"
+      ))
   }
 
   @Test("default names carry the value type and declaration site")

@@ -15,7 +15,9 @@ extension EngineState {
     var names: [String] = []
     var next: Frame? = caller
     while let frame = next {
-      names.append(frame.info!.cycleLabel)
+      // A build in between may be over (its context resolves on another thread): it no
+      // longer knows its provider, and no longer takes part.
+      if let info = frame.info { names.append(info.cycleLabel) }
       if frame === running { break }
       next = frame.parent
     }
@@ -31,8 +33,8 @@ extension EngineState {
     var chain = [provider]
     var positions: [ProviderKey: Int] = [provider.key: 0]
     var next: Frame? = caller
-    while let frame = next {
-      let info = frame.info!
+    // Up to the first build that is over: above it, nothing waits for this chain.
+    while let frame = next, frame.isBuilding, let info = frame.info {
       if let first = positions[info.key] {
         let loop = [info] + chain[(first + 1)...].reversed() + [info]
         let labels = loop.dropLast().map(\.cycleLabel) + [info.name]
