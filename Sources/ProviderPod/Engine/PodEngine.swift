@@ -78,8 +78,8 @@ final class PodEngine: @unchecked Sendable {
   func resolve<Value>(
     _ provider: Provider<Value>, from caller: Frame?, callerUnknown: Bool = false
   ) -> Value {
-    if provider.info.isAlwaysNew, caller == nil, !isObserved,
-      let frame = beginPlainBuild(of: provider.info, callerUnknown: callerUnknown)
+    if provider.info.isAlwaysNew, !isObserved,
+      let frame = beginPlainBuild(of: provider.info, from: caller, callerUnknown: callerUnknown)
     {
       CurrentFrame.push(frame)
       let value = provider.build(BuildContext(engine: self, frame: frame))
@@ -99,11 +99,14 @@ final class PodEngine: @unchecked Sendable {
   }
 
   @inline(never)
-  private func beginPlainBuild(of provider: ProviderInfo, callerUnknown: Bool) -> Frame? {
+  private func beginPlainBuild(
+    of provider: ProviderInfo, from caller: Frame?, callerUnknown: Bool
+  ) -> Frame? {
     let pod = self.pod
     let treeID = self.treeID
     return state.withLock {
-      $0.beginPlainBuild(of: provider, in: pod, callerUnknown: callerUnknown, treeID: treeID)
+      $0.beginPlainBuild(
+        of: provider, in: pod, from: caller, callerUnknown: callerUnknown, treeID: treeID)
     }
   }
 

@@ -167,19 +167,28 @@ extension EngineState {
   }
 
   /// Starts an always-new build asked for through a root pod that overrides nothing, from
-  /// outside any build: the most common build, with nothing to look up, nobody to join and
-  /// nothing to record. Nil when any of that does not hold, for the general path.
+  /// outside any build or from one that nothing cached depends on (a chain of always-new
+  /// providers): the most common build, with nothing to look up, nobody to join and nothing
+  /// to record. Nil when any of that does not hold, for the general path.
   mutating func beginPlainBuild(
-    of provider: ProviderInfo, in pod: PodRecord, callerUnknown: Bool, treeID: ObjectIdentifier
+    of provider: ProviderInfo, in pod: PodRecord, from caller: Frame?, callerUnknown: Bool,
+    treeID: ObjectIdentifier
   ) -> Frame? {
     // With a build running, the resolve may be nested in it (through a pod kept in a
     // global): the general path finds out.
     guard !(callerUnknown && runningBuilds > 0), pod.parent == nil, pod.overrides.isEmpty,
       pod.isAlive
     else { return nil }
+    if let caller {
+      // The general path reports a repeated provider, and records what a caching build
+      // above depends on.
+      guard caller.isBuilding, caller.owner == nil,
+        repeatedProviderReport(resolving: provider, from: caller) == nil
+      else { return nil }
+    }
     return makeFrame(
       treeID: treeID, provider: provider, scope: provider.scope, slot: nil, pod: pod,
-      parent: nil)
+      parent: caller)
   }
 
   /// Ends a build whose result is not cached (`beginPlainBuild`'s, or an always-new one) and
