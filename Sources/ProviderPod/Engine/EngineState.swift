@@ -57,8 +57,10 @@ struct EngineState {
   /// Drops the slot once nothing is cached, built or recorded in it.
   mutating func pruneIfUnused(_ slot: Slot, released: inout [AnyObject]) {
     let pod = slot.pod
-    guard slot.isUnused, pod.slots[slot.key] === slot else { return }
-    pod.slots[slot.key] = nil
+    guard slot.isUnused, let index = pod.slots.index(forKey: slot.key),
+      pod.slots.values[index] === slot
+    else { return }
+    pod.slots.remove(at: index)
     if let family = slot.info.family {
       pod.familySlots[family.key]?.remove(slot.key)
       if pod.familySlots[family.key]?.isEmpty == true { pod.familySlots[family.key] = nil }
@@ -106,11 +108,9 @@ struct EngineState {
       return nil
     }
     let pod = slot.pod
-    if entry.scope.kind != .singleton {
-      pod.scopeMembers[entry.scope.key]?.remove(slot.key)
-      if pod.scopeMembers[entry.scope.key]?.isEmpty == true {
-        pod.scopeMembers[entry.scope.key] = nil
-      }
+    if entry.scope.kind != .singleton, let index = pod.scopeMembers.index(forKey: entry.scope.key) {
+      pod.scopeMembers.values[index].remove(slot.key)
+      if pod.scopeMembers.values[index].isEmpty { pod.scopeMembers.remove(at: index) }
     }
     dropDependent(slot, from: entry.dependencies, released: &released)
     for dependent in slot.dependents where dependent.slot.linkTarget === slot {
@@ -158,11 +158,14 @@ struct EngineState {
       if let build = slot.build { invalidate(build, released: &after.released) }
       if let entry = removeEntry(of: slot, released: &after.released) {
         removed.append((slot, entry))
-        after.events.append(
-          ReportedEvent(
-            pod: slot.pod,
-            event: .discarded(
-              provider: entry.provider.name, scope: entry.scope.name, reason: reason)))
+        // Only an observed pod's events are reported: a clear of thousands makes none else.
+        if slot.pod.hasObserver {
+          after.events.append(
+            ReportedEvent(
+              pod: slot.pod,
+              event: .discarded(
+                provider: entry.provider.name, scope: entry.scope.name, reason: reason)))
+        }
       }
       for dependent in slot.dependents where seen.insert(dependent.slot.id).inserted {
         pending.append((dependent.slot, .dependencyDiscarded))
@@ -263,7 +266,8 @@ struct EngineState {
       while let next = pending.popLast() {
         if next !== pod, next.ownedScopes.contains(scope.key) { continue }
         next.scopeEpochs[scope.key, default: 0] += 1
-        for key in next.scopeMembers[scope.key] ?? [] {
+        // Every member goes, so the membership goes whole rather than member by member.
+        for key in next.scopeMembers.removeValue(forKey: scope.key) ?? [] {
           if let slot = next.slots[key] { members.append(slot) }
         }
         pending.append(contentsOf: next.children.values.map(\.record))

@@ -12,6 +12,8 @@ final class PodRecord {
   /// one of them is built and cached here rather than shared with the parent.
   let ownedScopes: Set<ScopeKey>
   let observer: (any PodObserver)?
+  /// `observer != nil`, kept as a flag: testing the existential copies it.
+  let hasObserver: Bool
   /// The pod, for reporting events to its observer. The pod rather than its engine: a weak
   /// reference gives its target a side table, which makes every retain and release of it
   /// slower, and engines are retained on every build, pods are not.
@@ -49,6 +51,7 @@ final class PodRecord {
     self.depth = parent.map { $0.depth + 1 } ?? 0
     self.ownedScopes = ownedScopes
     self.observer = observer
+    self.hasObserver = observer != nil
   }
 
   /// The pod's identity among its parent's children, hashed cheaply (a server makes and
