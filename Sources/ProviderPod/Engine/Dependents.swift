@@ -1,9 +1,10 @@
 /// The slots built from one slot ("built from" seen from the other side), each with how many
 /// of its instances and builds were: an old stale build and a new one can overlap.
 ///
-/// Most slots have no dependent or one (a leaf that one service was built from), so one is
-/// kept inline and a table is made only for a second: a dictionary would allocate its storage
-/// for the first, and a pod with a hundred leaves made a hundred of them.
+/// Most slots have no dependent or one (a leaf that one service was built from), or two (an
+/// app singleton while a request's child pod links to it and builds from it), so up to two
+/// are kept inline and a table is made only for a third: a dictionary would allocate its
+/// storage for the first, and a pod with a hundred leaves made a hundred of them.
 struct Dependents: Sequence {
   struct Dependent {
     let slot: Slot
@@ -13,6 +14,7 @@ struct Dependents: Sequence {
   private enum Storage {
     case none
     case one(Dependent)
+    case two(Dependent, Dependent)
     case many([SlotID: Dependent])
   }
 
@@ -28,6 +30,9 @@ struct Dependents: Sequence {
     switch storage {
     case .none: return 0
     case .one(let only): return only.slot === slot ? only.count : 0
+    case .two(let first, let second):
+      if first.slot === slot { return first.count }
+      return second.slot === slot ? second.count : 0
     case .many(let table): return table[slot.id]?.count ?? 0
     }
   }
@@ -42,7 +47,19 @@ struct Dependents: Sequence {
         only.count += 1
         storage = .one(only)
       } else {
-        storage = .many([only.slot.id: only, slot.id: Dependent(slot: slot, count: 1)])
+        storage = .two(only, Dependent(slot: slot, count: 1))
+      }
+    case .two(var first, var second):
+      if first.slot === slot {
+        first.count += 1
+        storage = .two(first, second)
+      } else if second.slot === slot {
+        second.count += 1
+        storage = .two(first, second)
+      } else {
+        storage = .many([
+          first.slot.id: first, second.slot.id: second, slot.id: Dependent(slot: slot, count: 1),
+        ])
       }
     case .many(var table):
       // Taken out first, so the table is uniquely held and grows in place.
@@ -62,6 +79,17 @@ struct Dependents: Sequence {
       only.count -= 1
       storage = only.count > 0 ? .one(only) : .none
       return true
+    case .two(var first, var second):
+      if first.slot === slot {
+        first.count -= 1
+        storage = first.count > 0 ? .two(first, second) : .one(second)
+      } else if second.slot === slot {
+        second.count -= 1
+        storage = second.count > 0 ? .two(first, second) : .one(first)
+      } else {
+        return false
+      }
+      return true
     case .many(var table):
       guard let count = table[slot.id]?.count else { return false }
       storage = .none
@@ -70,12 +98,10 @@ struct Dependents: Sequence {
       } else {
         table[slot.id] = nil
       }
-      // Back to inline once one is left: a dictionary of one would never shrink otherwise.
-      if table.count == 1, let only = table.first?.value {
-        storage = .one(only)
-      } else if !table.isEmpty {
-        storage = .many(table)
-      }
+      // The table stays until it is empty: a slot shared by every request's child pod gains
+      // and loses dependents all the time, and going back to inline at one would make a new
+      // table for every request.
+      if !table.isEmpty { storage = .many(table) }
       return true
     }
   }
@@ -92,13 +118,15 @@ struct Dependents: Sequence {
   }
 
   struct Iterator: IteratorProtocol {
-    fileprivate var only: Dependent?
+    fileprivate var first: Dependent?
+    fileprivate var second: Dependent?
     fileprivate var table: Dictionary<SlotID, Dependent>.Values.Iterator?
 
     mutating func next() -> Dependent? {
-      if let only {
-        self.only = nil
-        return only
+      if let first {
+        self.first = second
+        second = nil
+        return first
       }
       return table?.next()
     }
@@ -107,9 +135,10 @@ struct Dependents: Sequence {
   /// A snapshot: changing the slot's dependents while iterating leaves it as it was.
   func makeIterator() -> Iterator {
     switch storage {
-    case .none: return Iterator(only: nil, table: nil)
-    case .one(let only): return Iterator(only: only, table: nil)
-    case .many(let table): return Iterator(only: nil, table: table.values.makeIterator())
+    case .none: return Iterator()
+    case .one(let only): return Iterator(first: only)
+    case .two(let first, let second): return Iterator(first: first, second: second)
+    case .many(let table): return Iterator(table: table.values.makeIterator())
     }
   }
 }
