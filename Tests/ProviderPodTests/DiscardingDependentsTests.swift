@@ -1,5 +1,6 @@
-@testable import ProviderPod
 import Testing
+
+@testable import ProviderPod
 
 @Suite("No stale dependents: what was built from a discarded instance goes too")
 struct DiscardingDependentsTests {
