@@ -178,11 +178,11 @@ struct EngineState {
   }
 
   /// What a pod going away leaves to release once the lock is dropped: its tables whole, so
-  /// that nothing it held is freed (and no deinit runs) under the lock. Its slots keep their
-  /// instances until then.
+  /// that nothing it held is freed (and no deinit runs) under the lock.
   struct ReleasedPod {
     var slots: [ProviderKey: Slot] = [:]
     var overrides: [ProviderKey: OverrideRecord] = [:]
+    var entries: [CacheEntry] = []
     var objects: [AnyObject] = []
     /// The instances with hooks, dependents first.
     var disposals: [CacheEntry] = []
@@ -211,11 +211,21 @@ struct EngineState {
       }
       if entry.hasDisposal { hasDisposals = true }
     }
-    // "Built from" both ways within the pod would keep its slots alive in a cycle.
-    for slot in pod.slots.values { slot.dependents.removeAll() }
     if hasDisposals {
       let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
       result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
+    }
+    // The slots may still be reached after this: a stale build of an older instance, still
+    // running, counts its slot among an ancestor's dependents until it ends, and a discard
+    // there walks into the slot. Emptied, they hold nothing to discard (or dispose) twice.
+    // "Built from" both ways within the pod would also keep them alive in a cycle.
+    result.entries.reserveCapacity(pod.slots.count)
+    for slot in pod.slots.values {
+      slot.dependents.removeAll()
+      if let entry = slot.entry {
+        result.entries.append(entry)
+        slot.entry = nil
+      }
     }
     swap(&result.slots, &pod.slots)
     swap(&result.overrides, &pod.overrides)

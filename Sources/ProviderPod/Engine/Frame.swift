@@ -116,14 +116,15 @@ final class Frame: @unchecked Sendable {
   }
 
   /// Drops, when the build ends, the references held unretained (the build's caller may let
-  /// go of what they point at) and the slot: a context kept in the instance it built would
-  /// otherwise keep that instance's slot, and through it the instance, in a cycle. The rest
-  /// stays until the frame is reused.
+  /// go of what they point at), the slot and the async build: a context kept in the instance
+  /// it built would otherwise keep that instance, through its slot or through the async
+  /// build's result, in a cycle. The rest stays until the frame is reused.
   func forgetBuild() {
     info = nil
     scope = nil
     pod = nil
     if slot != nil { slot = nil }
+    if asyncBuild != nil { asyncBuild = nil }
   }
 
   /// Forgets the build, ready for reuse; the dependency table keeps its storage.
@@ -138,7 +139,6 @@ final class Frame: @unchecked Sendable {
     if enclosingOwner != nil { enclosingOwner = nil }
     if !dependencies.isEmpty { dependencies.removeAll(keepingCapacity: true) }
     if waiters != nil { waiters = nil }
-    if asyncBuild != nil { asyncBuild = nil }
   }
 
   /// The running build that depends on what this frame resolves: itself when it caches,
