@@ -155,6 +155,10 @@ struct EngineState {
     while index < pending.count {
       let (slot, reason) = pending[index]
       index += 1
+      // A slot of a pod that went away is reached only through a stale build still running
+      // (it counts the slot among an ancestor's dependents until it ends): that pod disposed
+      // of its instances when it went, and what is left in the slot goes with it.
+      guard slot.pod.isAlive else { continue }
       if let build = slot.build { invalidate(build, released: &after.released) }
       if let entry = removeEntry(of: slot, released: &after.released) {
         removed.append((slot, entry))
@@ -182,7 +186,6 @@ struct EngineState {
   struct ReleasedPod {
     var slots: [ProviderKey: Slot] = [:]
     var overrides: [ProviderKey: OverrideRecord] = [:]
-    var entries: [CacheEntry] = []
     var objects: [AnyObject] = []
     /// The instances with hooks, dependents first.
     var disposals: [CacheEntry] = []
@@ -215,18 +218,9 @@ struct EngineState {
       let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
       result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
     }
-    // The slots may still be reached after this: a stale build of an older instance, still
-    // running, counts its slot among an ancestor's dependents until it ends, and a discard
-    // there walks into the slot. Emptied, they hold nothing to discard (or dispose) twice.
-    // "Built from" both ways within the pod would also keep them alive in a cycle.
-    result.entries.reserveCapacity(pod.slots.count)
-    for slot in pod.slots.values {
-      slot.dependents.removeAll()
-      if let entry = slot.entry {
-        result.entries.append(entry)
-        slot.entry = nil
-      }
-    }
+    // "Built from" both ways within the pod would keep its slots alive in a cycle. The slots
+    // keep their instances until they are freed, after the lock; `discard` skips them.
+    for slot in pod.slots.values { slot.dependents.removeAll() }
     swap(&result.slots, &pod.slots)
     swap(&result.overrides, &pod.overrides)
     pod.scopeMembers = [:]
