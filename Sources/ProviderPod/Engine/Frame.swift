@@ -30,10 +30,11 @@ final class Frame: @unchecked Sendable {
   /// The tree of pods the frame belongs to, for finding a thread's frame of a given pod.
   let treeID: ObjectIdentifier
   @exclusivity(unchecked) private(set) var phase = Phase.idle
-  // `info`, `scope` and `pod` are not retained: while the build runs, the resolve that
-  // started it holds the provider, the override (whose scope may apply) and the pod's engine,
-  // and `finish` clears them when it ends, so a frame kept past its build holds nothing
-  // stale. Retaining them cost a tenth of an always-new build.
+  // `info` and `scope` are not retained: while the build runs, the resolve that started it
+  // holds the provider and the override (whose scope may apply), and `finish` clears them
+  // when it ends, so a frame kept past its build holds nothing stale. Only the build's own
+  // thread, or the engine under its lock, reads them. Retaining them cost a tenth of an
+  // always-new build.
   @exclusivity(unchecked) private(set) unowned(unsafe) var info: ProviderInfo?
   @exclusivity(unchecked) private(set) unowned(unsafe) var scope: ScopeInfo?
   /// For a build whose result is cached, the slot it was placed in (where others join it);
@@ -41,7 +42,10 @@ final class Frame: @unchecked Sendable {
   @exclusivity(unchecked) private(set) var slot: Slot?
   /// The pod the build resolves through: its overrides and shared instances are what the
   /// builder sees.
-  @exclusivity(unchecked) private(set) unowned(unsafe) var pod: PodRecord?
+  ///
+  /// Retained, and kept until the frame is reused: a task a running async builder starts
+  /// inherits the frame and reads its pod outside the lock, also while the build ends.
+  @exclusivity(unchecked) private(set) var pod: PodRecord?
   /// The frame whose builder asked for this one, in the same pod.
   @exclusivity(unchecked) private(set) var parent: Frame?
   /// How many frames are above this one: cycle checks compare depths instead of walking.
@@ -122,7 +126,6 @@ final class Frame: @unchecked Sendable {
   func forgetBuild() {
     info = nil
     scope = nil
-    pod = nil
     if slot != nil { slot = nil }
     if asyncBuild != nil { asyncBuild = nil }
   }
@@ -131,6 +134,7 @@ final class Frame: @unchecked Sendable {
   func reset() {
     phase = .idle
     forgetBuild()
+    pod = nil
     if caches {
       caches = false
       clearableScope = nil
