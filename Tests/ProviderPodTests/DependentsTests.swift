@@ -34,7 +34,7 @@ struct DependentsTests {
       }
       #expect(dependents.counts == model)
       #expect(dependents.isEmpty == model.isEmpty)
-      #expect(dependents.count(of: slot) == model[slot.id] ?? 0)
+      #expect(dependents.counts[slot.id] == model[slot.id])
       #expect(Set(dependents.map(\.slot.id)) == Set(model.keys))
     }
   }

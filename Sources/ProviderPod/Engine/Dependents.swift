@@ -25,18 +25,6 @@ struct Dependents: Sequence {
     return false
   }
 
-  /// How many times `slot` is counted; 0 when it is not a dependent.
-  func count(of slot: Slot) -> Int {
-    switch storage {
-    case .none: return 0
-    case .one(let only): return only.slot === slot ? only.count : 0
-    case .two(let first, let second):
-      if first.slot === slot { return first.count }
-      return second.slot === slot ? second.count : 0
-    case .many(let table): return table[slot.id]?.count ?? 0
-    }
-  }
-
   /// Counts `slot` once more.
   mutating func add(_ slot: Slot) {
     switch storage {

@@ -201,6 +201,10 @@ struct EngineState {
     var result = ReleasedPod()
     var hasDisposals = false
     for slot in pod.slots.values {
+      // "Built from" both ways within the pod would keep its slots alive in a cycle, and every
+      // slot goes: the counts within the pod are dropped whole, so dropping a build's counts
+      // on a slot already visited finds nothing, and one not yet visited is emptied anyway.
+      slot.dependents.removeAll()
       if let build = slot.build { invalidate(build, released: &result.objects) }
       guard let entry = slot.entry else { continue }
       if let target = slot.linkTarget {
@@ -218,9 +222,8 @@ struct EngineState {
       let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
       result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
     }
-    // "Built from" both ways within the pod would keep its slots alive in a cycle. The slots
-    // keep their instances until they are freed, after the lock; `discard` skips them.
-    for slot in pod.slots.values { slot.dependents.removeAll() }
+    // The slots keep their instances until they are freed, after the lock; `discard` skips
+    // them.
     swap(&result.slots, &pod.slots)
     swap(&result.overrides, &pod.overrides)
     pod.scopeMembers = [:]
