@@ -9,7 +9,10 @@ let package = Package(
     .library(name: "ProviderPod", targets: ["ProviderPod"])
   ],
   targets: [
-    .target(name: "ProviderPod"),
+    .target(name: "ProviderPod", dependencies: ["CProviderPod"]),
+    // A thread-local variable and an atomic counter, which Swift offers portably only from
+    // macOS 15: they take the locks off the always-new build. Internal to the library.
+    .target(name: "CProviderPod"),
     // The demo: its app model and command handling in a library the tests can reach,
     // and a thin executable.
     .target(

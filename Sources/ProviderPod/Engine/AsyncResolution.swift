@@ -113,6 +113,9 @@ extension PodEngine {
       }
       return try await override.typed(TypedAsyncOverride<Value>.self).build(context)
     }
+    // While the task carries the frame, resolves through the root pod look for it there.
+    threadBuildGate.asyncBuildStarted()
+    defer { threadBuildGate.asyncBuildEnded() }
     do {
       let value = try await CurrentFrame.$task.withValue(frame) {
         try await provider.retry.run(attempt, in: context)

@@ -1,12 +1,4 @@
-#if canImport(Darwin)
-  import Darwin
-#elseif canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Android)
-  import Android
-#endif
+internal import CProviderPod
 
 /// The builds running on the current thread or task, so that a builder that resolves through
 /// another reference to its pod (a pod kept in a global, say) is seen as nested in its build:
@@ -18,31 +10,50 @@
 enum CurrentFrame {
   @TaskLocal static var task: Frame?
 
-  private static let threadKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let status = pthread_key_create(&key, nil)
-    precondition(status == 0, "ProviderPod: could not create a thread-local key (\(status))")
-    return key
-  }()
+  /// The current thread's record of its builds (see `CProviderPod`), made on first use. It
+  /// also keeps the thread's idle frames for the always-new builds it runs, which it lets go
+  /// of when the thread ends.
+  @inline(__always)
+  static var thread: UnsafeMutablePointer<pp_thread_builds> {
+    pp_thread_builds_current { builds in
+      Frame.releaseSpares(from: builds.pointee.spare)
+      builds.pointee.spare = nil
+      builds.pointee.spare_count = 0
+    }
+  }
+
+  /// Whether a build runs on the current thread, in any tree of pods.
+  @inline(__always)
+  static var threadIsBuilding: Bool { pp_thread_innermost() != nil }
 
   private static func frame(at raw: UnsafeMutableRawPointer?) -> Frame? {
     raw.map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() }
   }
 
   /// Makes `frame` the current thread's innermost build, until `pop`. The caller keeps
-  /// `frame` alive until then, so the stack holds it unretained. A push and a pop rather
+  /// `frame` alive until then, so the thread holds it unretained. A push and a pop rather
   /// than a closure: the closure's context cost retains on every build.
   @inline(__always)
+  static func push(_ frame: Frame, on thread: UnsafeMutablePointer<pp_thread_builds>) {
+    frame.threadPrevious = thread.pointee.innermost
+    thread.pointee.innermost = Unmanaged.passUnretained(frame).toOpaque()
+  }
+
+  @inline(__always)
   static func push(_ frame: Frame) {
-    frame.threadPrevious = pthread_getspecific(threadKey)
-    pthread_setspecific(threadKey, Unmanaged.passUnretained(frame).toOpaque())
+    push(frame, on: thread)
   }
 
   /// Makes the build `frame` was pushed over the innermost again.
   @inline(__always)
-  static func pop(_ frame: Frame) {
-    pthread_setspecific(threadKey, frame.threadPrevious)
+  static func pop(_ frame: Frame, on thread: UnsafeMutablePointer<pp_thread_builds>) {
+    thread.pointee.innermost = frame.threadPrevious
     frame.threadPrevious = nil
+  }
+
+  @inline(__always)
+  static func pop(_ frame: Frame) {
+    pop(frame, on: thread)
   }
 
   /// The innermost build on this thread, else the one bound to this task, that a resolve
@@ -50,7 +61,7 @@ enum CurrentFrame {
   /// below it or a pod above it. Whether it is still running is for
   /// the engine to check, under its lock.
   static func innermost(in treeID: ObjectIdentifier, for pod: PodRecord) -> Frame? {
-    var next = frame(at: pthread_getspecific(threadKey))
+    var next = frame(at: pp_thread_innermost())
     while let frame = next {
       if frame.treeID == treeID, related(pod, frame.pod.unsafelyUnwrapped) { return frame }
       next = Self.frame(at: frame.threadPrevious)

@@ -26,7 +26,9 @@ extension EngineState {
 
   /// The report for an always-new `provider` resolved from `caller`, if the chain repeats a
   /// provider. Looks only when the new depth is a power of two (see above).
-  func repeatedProviderReport(resolving provider: ProviderInfo, from caller: Frame) -> String? {
+  static func repeatedProviderReport(
+    resolving provider: ProviderInfo, from caller: Frame
+  ) -> String? {
     let depth = caller.depth + 1
     guard depth >= 16, depth & (depth - 1) == 0 else { return nil }
     // Innermost first: the first provider seen twice closes the shortest loop around it.

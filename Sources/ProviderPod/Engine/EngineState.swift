@@ -6,9 +6,10 @@
 struct EngineState {
   /// The tree's root pod.
   let root: PodRecord
-  /// Builds whose builder is running, on any thread, in any pod of the tree. While there are
-  /// none, a resolve through a pod cannot be nested in one, and the cached fast path need not
-  /// look.
+  /// Builds whose builder is running, on any thread, in any pod of the tree, except thread
+  /// builds (see `Frame.beginThreadBuild`). While there are none, a resolve through a pod can
+  /// be nested only in a thread build, which the thread's own stack tells, and the cached
+  /// fast path need not look at all: a thread build has nothing to record.
   var runningBuilds = 0
   /// Builds started in the tree so far: each build's serial.
   var builds = 0
@@ -19,9 +20,18 @@ struct EngineState {
   var spareFrames: [Frame] = []
   /// Instance watchers and retry back-offs of every pod in the tree, told about every change.
   var watchers = Watchers()
+  /// Whether always-new builds through the root may skip the lock; kept up to date here.
+  let threadBuildGate = ThreadBuildGate()
 
   init(root: PodRecord) {
     self.root = root
+    noteRootOverrides()
+  }
+
+  /// Tells the gate whether the root's builds need the general path, after any change to its
+  /// overrides or its life.
+  func noteRootOverrides() {
+    threadBuildGate.rootNeedsLookups(!root.overrides.isEmpty || !root.isAlive)
   }
 
   struct Wait {
@@ -197,6 +207,7 @@ struct EngineState {
   /// child holds its parent), and their slots with them.
   mutating func release(_ pod: PodRecord) -> ReleasedPod {
     pod.isAlive = false
+    if pod === root { noteRootOverrides() }
     pod.parent?.children[pod.id] = nil
     var result = ReleasedPod()
     var hasDisposals = false
@@ -349,6 +360,7 @@ struct EngineState {
     if let replaced = pod.overrides.updateValue(record, forKey: record.providerKey) {
       after.released.append(replaced)
     }
+    if pod === root { noteRootOverrides() }
     after.events.append(ReportedEvent(pod: pod, event: .overridden(provider: record.name)))
     discard(slots(overriddenBy: record, in: pod), reason: .overrideChanged, into: &after)
   }
@@ -358,6 +370,7 @@ struct EngineState {
   ) {
     guard let record = pod.overrides.removeValue(forKey: key) else { return }
     after.released.append(record)
+    if pod === root { noteRootOverrides() }
     after.events.append(ReportedEvent(pod: pod, event: .overridden(provider: record.name)))
     discard(slots(overriddenBy: record, in: pod), reason: .overrideChanged, into: &after)
   }

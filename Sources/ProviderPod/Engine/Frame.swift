@@ -1,3 +1,4 @@
+internal import CProviderPod
 import Dispatch
 
 /// One build: a provider's builder running, with what the pod needs to know about it.
@@ -9,7 +10,8 @@ import Dispatch
 ///
 /// Frames are reused: once a build is over and nothing but the engine holds its frame (no
 /// context kept by a builder, no child frame, no waiter), the frame goes back to the engine's
-/// spare list, so a build allocates nothing of its own.
+/// spare list, or, for a thread build, to its thread's, so a build allocates nothing of its
+/// own.
 ///
 /// Fields are exempt from dynamic exclusivity checks, which cost more than the rest of an
 /// always-new build's bookkeeping: the lock (or, for `threadPrevious`, the thread) is what
@@ -27,8 +29,9 @@ final class Frame: @unchecked Sendable {
     case finished
   }
 
-  /// The tree of pods the frame belongs to, for finding a thread's frame of a given pod.
-  let treeID: ObjectIdentifier
+  /// The tree of pods the frame belongs to, for finding a thread's frame of a given pod. Set
+  /// anew when a thread's spare frame is used for a build in another tree.
+  @exclusivity(unchecked) private(set) var treeID: ObjectIdentifier
   @exclusivity(unchecked) private(set) var phase = Phase.idle
   // `info` and `scope` are not retained: while the build runs, the resolve that started it
   // holds the provider and the override (whose scope may apply), and `finish` clears them
@@ -75,6 +78,11 @@ final class Frame: @unchecked Sendable {
   @exclusivity(unchecked) var asyncBuild: AnyAsyncBuild?
   /// The frame this one was pushed over on its thread (see `CurrentFrame`).
   @exclusivity(unchecked) var threadPrevious: UnsafeMutableRawPointer?
+  /// Whether this is a thread's own build (see `beginThreadBuild`), which runs without the
+  /// lock. Set before the build is shared and cleared after, like every field it sets.
+  @exclusivity(unchecked) private(set) var isThreadBuild = false
+  /// The next of the thread's idle frames (retained), while this one is idle there too.
+  @exclusivity(unchecked) private var nextSpare: UnsafeMutableRawPointer?
 
   init(treeID: ObjectIdentifier) {
     self.treeID = treeID
@@ -111,6 +119,67 @@ final class Frame: @unchecked Sendable {
     phase = .running
   }
 
+  /// Starts an always-new build that runs without the lock: one asked for through a root pod
+  /// that overrides nothing, from outside any build or from another such build on the same
+  /// thread. Nothing is looked up, joined or recorded for it, so no other thread needs to
+  /// see it: until its context is handed to one, only this thread can reach the frame.
+  func beginThreadBuild(
+    info: ProviderInfo, pod: PodRecord, parent: Frame?, treeID: ObjectIdentifier
+  ) {
+    self.treeID = treeID
+    self.info = info
+    self.scope = info.scope
+    self.pod = pod
+    if let parent {
+      self.parent = parent
+      depth = parent.depth + 1
+    } else {
+      depth = 0
+    }
+    isThreadBuild = true
+    phase = .running
+  }
+
+  /// A frame for a thread build: one of the thread's idle frames, or a new one.
+  @inline(__always)
+  static func takeSpare(
+    from thread: UnsafeMutablePointer<pp_thread_builds>, treeID: ObjectIdentifier
+  ) -> Frame {
+    guard let spare = thread.pointee.spare else { return Frame(treeID: treeID) }
+    let frame = Unmanaged<Frame>.fromOpaque(spare).takeRetainedValue()
+    thread.pointee.spare = frame.nextSpare
+    thread.pointee.spare_count -= 1
+    frame.nextSpare = nil
+    return frame
+  }
+
+  /// Ends a thread build and keeps its frame among the thread's idle ones. False, leaving
+  /// the frame as it is, when something else holds it (a context the builder kept, or handed
+  /// to another thread): then the build must end under the lock, where others read it.
+  @inline(__always)
+  static func endThreadBuild(
+    _ frame: inout Frame, on thread: UnsafeMutablePointer<pp_thread_builds>
+  ) -> Bool {
+    guard isKnownUniquelyReferenced(&frame) else { return false }
+    frame.reset()
+    if thread.pointee.spare_count < EngineState.spareFrameLimit {
+      frame.nextSpare = thread.pointee.spare
+      thread.pointee.spare = Unmanaged.passRetained(frame).toOpaque()
+      thread.pointee.spare_count += 1
+    }
+    return true
+  }
+
+  /// Lets go of a thread's idle frames, when the thread ends.
+  static func releaseSpares(from first: UnsafeMutableRawPointer?) {
+    var next = first
+    while let spare = next {
+      let frame = Unmanaged<Frame>.fromOpaque(spare).takeRetainedValue()
+      next = frame.nextSpare
+      frame.nextSpare = nil
+    }
+  }
+
   func invalidate() {
     if phase == .running { phase = .invalidated }
   }
@@ -135,6 +204,7 @@ final class Frame: @unchecked Sendable {
     phase = .idle
     forgetBuild()
     pod = nil
+    isThreadBuild = false
     if caches {
       caches = false
       clearableScope = nil

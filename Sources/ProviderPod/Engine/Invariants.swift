@@ -1,3 +1,5 @@
+internal import CProviderPod
+
 extension EngineState {
   /// The engine's bookkeeping problems, empty when it is sound: every "built from" link is
   /// counted exactly once on both sides, in whichever pods of the tree its ends are; every
@@ -118,5 +120,15 @@ extension Pod {
   /// How many frames wait for reuse, for tests that builds allocate no frame of their own.
   var spareFrameCount: Int {
     engine.state.withLock { $0.spareFrames.count }
+  }
+}
+
+/// The current thread's idle frames, for tests that always-new builds allocate no frame of
+/// their own and that a thread lets go of its frames when it ends.
+enum ThreadSpareFrames {
+  static var count: Int { CurrentFrame.thread.pointee.spare_count }
+
+  static var first: AnyObject? {
+    CurrentFrame.thread.pointee.spare.map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() }
   }
 }

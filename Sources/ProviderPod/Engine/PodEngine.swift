@@ -1,3 +1,5 @@
+internal import CProviderPod
+
 /// What a pod is made of: its tables (its record in its tree's state, behind the tree's one
 /// lock) and its observer. The public ``Pod`` and the ``BuildContext`` its builders receive
 /// both drive the same engine; a context keeps the engine alive, never the pod.
@@ -12,6 +14,11 @@ final class PodEngine: @unchecked Sendable {
   /// ancestor's instance, which that ancestor reports. Kept apart from the observer, since
   /// testing the existential copies it on every resolve.
   let isObserved: Bool
+  /// Whether always-new builds through this pod may run without the lock: it is the root,
+  /// and nobody observes it (the gate tells the rest).
+  private let mayBuildOnThread: Bool
+  /// The tree's (see `ThreadBuildGate`).
+  let threadBuildGate: ThreadBuildGate
   /// The pod itself, for observers.
   weak var root: Pod?
 
@@ -19,8 +26,11 @@ final class PodEngine: @unchecked Sendable {
   init(overrides: [OverrideRecord], observer: (any PodObserver)?) {
     pod = PodRecord(parent: nil, ownedScopes: [], observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
-    state = Locked(EngineState(root: pod))
+    let state = EngineState(root: pod)
+    threadBuildGate = state.threadBuildGate
+    self.state = Locked(state)
     isObserved = observer != nil
+    mayBuildOnThread = observer == nil
   }
 
   /// A child pod's engine, in its parent's tree.
@@ -31,7 +41,9 @@ final class PodEngine: @unchecked Sendable {
     pod = PodRecord(parent: parent.pod, ownedScopes: ownedScopes, observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
     state = parent.state
+    threadBuildGate = parent.threadBuildGate
     isObserved = observer != nil || parent.isObserved
+    mayBuildOnThread = false
     let child = pod
     parent.state.withLock { _ in
       child.parent!.children[child.id] = PodRecord.Unowned(record: child)
@@ -78,14 +90,15 @@ final class PodEngine: @unchecked Sendable {
   func resolve<Value>(
     _ provider: Provider<Value>, from caller: Frame?, callerUnknown: Bool = false
   ) -> Value {
-    if provider.info.isAlwaysNew, !isObserved,
-      let frame = beginPlainBuild(of: provider.info, from: caller, callerUnknown: callerUnknown)
-    {
-      CurrentFrame.push(frame)
-      let value = provider.build(BuildContext(engine: self, frame: frame))
-      CurrentFrame.pop(frame)
-      finishUncached(frame)
-      return value
+    if provider.info.isAlwaysNew, mayBuildOnThread {
+      let thread = CurrentFrame.thread
+      if var frame = beginThreadBuild(of: provider.info, from: caller, on: thread) {
+        CurrentFrame.push(frame, on: thread)
+        let value = provider.build(BuildContext(engine: self, frame: frame))
+        CurrentFrame.pop(frame, on: thread)
+        if !Frame.endThreadBuild(&frame, on: thread) { endSharedThreadBuild(frame) }
+        return value
+      }
     }
     switch prepare(provider.info, from: caller, callerUnknown: callerUnknown) {
     case .cached(let entry):
@@ -98,22 +111,40 @@ final class PodEngine: @unchecked Sendable {
     }
   }
 
-  @inline(never)
-  private func beginPlainBuild(
-    of provider: ProviderInfo, from caller: Frame?, callerUnknown: Bool
+  /// A frame for an always-new build that runs without the lock (see
+  /// `Frame.beginThreadBuild`), or nil for the general path: when the root pod overrides
+  /// something or has gone away, when the build is nested in one that is not a thread build
+  /// of this pod on this thread (the general path finds out what it depends on), or when an
+  /// async build runs in the tree (its task may be the caller).
+  @inline(__always)
+  private func beginThreadBuild(
+    of provider: ProviderInfo, from caller: Frame?,
+    on thread: UnsafeMutablePointer<pp_thread_builds>
   ) -> Frame? {
-    let pod = self.pod
-    let treeID = self.treeID
-    return state.withLock {
-      $0.beginPlainBuild(
-        of: provider, in: pod, from: caller, callerUnknown: callerUnknown, treeID: treeID)
+    let innermost = thread.pointee.innermost
+    if let caller {
+      guard innermost == Unmanaged.passUnretained(caller).toOpaque(), caller.isThreadBuild,
+        threadBuildGate.isOpenForNestedBuilds
+      else { return nil }
+      if let report = EngineState.repeatedProviderReport(resolving: provider, from: caller) {
+        fatalError(report)
+      }
+    } else {
+      guard innermost == nil, threadBuildGate.isOpen else { return nil }
     }
+    let frame = Frame.takeSpare(from: thread, treeID: treeID)
+    frame.beginThreadBuild(info: provider, pod: pod, parent: caller, treeID: treeID)
+    return frame
   }
 
+  /// Ends a thread build whose context is held elsewhere, under the lock, where the holder
+  /// reads it.
   @inline(never)
-  private func finishUncached(_ frame: consuming Frame) {
-    var frame = frame
-    state.withLock { $0.finishUncached(&frame) }
+  private func endSharedThreadBuild(_ frame: Frame) {
+    state.withLock { _ in
+      frame.end()
+      frame.forgetBuild()
+    }
   }
 
   /// What `prepare` found. Not generic over the value: an unspecialised generic enum would

@@ -34,7 +34,10 @@ extension EngineState {
     reporting: Bool, events: inout [ReportedEvent], released: inout [AnyObject]
   ) -> ResolveStep {
     let key = provider.key
-    if callerUnknown, runningBuilds > 0 { return .callerFinished }
+    // Thread builds are not counted: the thread's own stack tells.
+    if callerUnknown, runningBuilds > 0 || CurrentFrame.threadIsBuilding {
+      return .callerFinished
+    }
     if let caller, !caller.isBuilding { return .callerFinished }
     // Most pods override nothing: a root pod without overrides skips the override lookup, and
     // for an always-new provider, which then has no cached instance, the slot lookup too.
@@ -54,7 +57,7 @@ extension EngineState {
     // with the same check for a chain that repeats a provider.
     if scope.kind == .alwaysCreateNew || !pod.isAlive {
       if let caller {
-        if let report = repeatedProviderReport(resolving: provider, from: caller) {
+        if let report = Self.repeatedProviderReport(resolving: provider, from: caller) {
           return .cycle(report)
         }
         // Nothing is cached, so the caller's instance depends on this provider directly, and
@@ -164,39 +167,6 @@ extension EngineState {
     nextWaitID += 1
     waits[nextWaitID] = Wait(waiter: caller, target: target)
     return nextWaitID
-  }
-
-  /// Starts an always-new build asked for through a root pod that overrides nothing, from
-  /// outside any build or from one that nothing cached depends on (a chain of always-new
-  /// providers): the most common build, with nothing to look up, nobody to join and nothing
-  /// to record. Nil when any of that does not hold, for the general path.
-  mutating func beginPlainBuild(
-    of provider: ProviderInfo, in pod: PodRecord, from caller: Frame?, callerUnknown: Bool,
-    treeID: ObjectIdentifier
-  ) -> Frame? {
-    // With a build running, the resolve may be nested in it (through a pod kept in a
-    // global): the general path finds out.
-    guard !(callerUnknown && runningBuilds > 0), pod.parent == nil, pod.overrides.isEmpty,
-      pod.isAlive
-    else { return nil }
-    if let caller {
-      // The general path reports a repeated provider, and records what a caching build
-      // above depends on.
-      guard caller.isBuilding, caller.owner == nil,
-        repeatedProviderReport(resolving: provider, from: caller) == nil
-      else { return nil }
-    }
-    return makeFrame(
-      treeID: treeID, provider: provider, scope: provider.scope, slot: nil, pod: pod,
-      parent: caller)
-  }
-
-  /// Ends a build whose result is not cached (`beginPlainBuild`'s, or an always-new one) and
-  /// keeps the frame for reuse if nothing else holds it.
-  mutating func finishUncached(_ frame: inout Frame) {
-    runningBuilds -= 1
-    frame.end()
-    recycle(&frame)
   }
 
   private mutating func recycle(_ frame: inout Frame) {
