@@ -26,11 +26,19 @@ extension EngineState {
 
   /// The report for an always-new `provider` resolved from `caller`, if the chain repeats a
   /// provider. Looks only when the new depth is a power of two (see above).
+  @inline(__always)
   static func repeatedProviderReport(
     resolving provider: ProviderInfo, from caller: Frame
   ) -> String? {
     let depth = caller.depth + 1
     guard depth >= 16, depth & (depth - 1) == 0 else { return nil }
+    return scanForRepeatedProvider(resolving: provider, from: caller)
+  }
+
+  @inline(never)
+  private static func scanForRepeatedProvider(
+    resolving provider: ProviderInfo, from caller: Frame
+  ) -> String? {
     // Innermost first: the first provider seen twice closes the shortest loop around it.
     var chain = [provider]
     var positions: [ProviderKey: Int] = [provider.key: 0]

@@ -21,7 +21,7 @@ struct EngineState {
   /// Instance watchers and retry back-offs of every pod in the tree, told about every change.
   var watchers = Watchers()
   /// Whether always-new builds through the root may skip the lock; kept up to date here.
-  let threadBuildGate = ThreadBuildGate()
+  let threadBuildGate = ThreadBuildGate.make()
 
   init(root: PodRecord) {
     self.root = root

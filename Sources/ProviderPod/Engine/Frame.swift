@@ -46,11 +46,19 @@ final class Frame: @unchecked Sendable {
   /// The pod the build resolves through: its overrides and shared instances are what the
   /// builder sees.
   ///
-  /// Retained, and kept until the frame is reused: a task a running async builder starts
-  /// inherits the frame and reads its pod outside the lock, also while the build ends.
-  @exclusivity(unchecked) private(set) var pod: PodRecord?
+  /// Kept until the frame is reused: a task a running async builder starts inherits the
+  /// frame and reads its pod outside the lock, also while the build ends. `retainedPod`
+  /// keeps it alive, except for a thread build, which no task inherits: there the engine
+  /// does, held by the resolve while the build runs and by any context kept past it.
+  @exclusivity(unchecked) private(set) unowned(unsafe) var pod: PodRecord?
+  @exclusivity(unchecked) private var retainedPod: PodRecord?
   /// The frame whose builder asked for this one, in the same pod.
-  @exclusivity(unchecked) private(set) var parent: Frame?
+  ///
+  /// `retainedParent` keeps it alive, except in a thread build while it runs: its parent is
+  /// the thread build below it on the same thread, which cannot end first. A thread build
+  /// that ends with its context held elsewhere retains its parent then (`keepParent`).
+  @exclusivity(unchecked) private(set) unowned(unsafe) var parent: Frame?
+  @exclusivity(unchecked) private var retainedParent: Frame?
   /// How many frames are above this one: cycle checks compare depths instead of walking.
   @exclusivity(unchecked) private(set) var depth = 0
   /// For an always-new build: the nearest caching build above it, which depends on whatever
@@ -105,12 +113,14 @@ final class Frame: @unchecked Sendable {
     self.scope = scope
     self.slot = slot
     self.pod = pod
+    retainedPod = pod
     self.scopeEpoch = scopeEpoch
     self.requesterScopeEpoch = requesterScopeEpoch
     caches = slot != nil
     clearableScope = caches && scope.kind != .singleton ? scope.key : nil
     if let parent {
       self.parent = parent
+      retainedParent = parent
       depth = parent.depth + 1
       if slot == nil { enclosingOwner = parent.owner }
     } else {
@@ -161,13 +171,28 @@ final class Frame: @unchecked Sendable {
     _ frame: inout Frame, on thread: UnsafeMutablePointer<pp_thread_builds>
   ) -> Bool {
     guard isKnownUniquelyReferenced(&frame) else { return false }
-    frame.reset()
+    frame.resetThreadBuild()
     if thread.pointee.spare_count < EngineState.spareFrameLimit {
       frame.nextSpare = thread.pointee.spare
       thread.pointee.spare = Unmanaged.passRetained(frame).toOpaque()
       thread.pointee.spare_count += 1
     }
     return true
+  }
+
+  /// `reset` for a thread build, which sets fewer fields: the always-new path is short
+  /// enough for the other checks to show.
+  @inline(__always)
+  private func resetThreadBuild() {
+    // A thread build sets nothing else: nothing depends on it, nobody waits for it.
+    assert(slot == nil && waiters == nil && asyncBuild == nil && dependencies.isEmpty)
+    assert(!caches && enclosingOwner == nil && retainedPod == nil && retainedParent == nil)
+    phase = .idle
+    info = nil
+    scope = nil
+    pod = nil
+    parent = nil
+    isThreadBuild = false
   }
 
   /// Lets go of a thread's idle frames, when the thread ends.
@@ -178,6 +203,12 @@ final class Frame: @unchecked Sendable {
       next = frame.nextSpare
       frame.nextSpare = nil
     }
+  }
+
+  /// For a thread build that ends while something else holds its frame: from now on the
+  /// frame must keep its parent alive itself.
+  func keepParent() {
+    retainedParent = parent
   }
 
   func invalidate() {
@@ -204,12 +235,14 @@ final class Frame: @unchecked Sendable {
     phase = .idle
     forgetBuild()
     pod = nil
+    if retainedPod != nil { retainedPod = nil }
     isThreadBuild = false
     if caches {
       caches = false
       clearableScope = nil
     }
-    if parent != nil { parent = nil }
+    parent = nil
+    if retainedParent != nil { retainedParent = nil }
     if enclosingOwner != nil { enclosingOwner = nil }
     if !dependencies.isEmpty { dependencies.removeAll(keepingCapacity: true) }
     if waiters != nil { waiters = nil }

@@ -144,6 +144,7 @@ final class PodEngine: @unchecked Sendable {
     state.withLock { _ in
       frame.end()
       frame.forgetBuild()
+      frame.keepParent()
     }
   }
 

@@ -9,17 +9,23 @@ internal import CProviderPod
 /// another thread build on the same thread ignores the second, since its caller is known.
 ///
 /// The word counts async builds in steps of two and keeps the root's state in its lowest bit.
-final class ThreadBuildGate: @unchecked Sendable {
-  // Sendable: the word is only touched atomically.
-  private let word: UnsafeMutablePointer<pp_atomic_counter>
-
-  init() {
-    word = .allocate(capacity: 1)
-    pp_atomic_counter_init(word, 0)
+///
+/// A managed buffer, which keeps the word in the object's own allocation: an atomic needs a
+/// stable address, which a stored property does not promise, and a pointer to a separate
+/// allocation would cost each new pod two allocations rather than one.
+///
+/// Not `Sendable` (a managed buffer cannot be): the engines that share it are, and they
+/// touch the word only atomically.
+final class ThreadBuildGate: ManagedBuffer<Void, pp_atomic_counter> {
+  static func make() -> ThreadBuildGate {
+    let gate = unsafeDowncast(create(minimumCapacity: 1) { _ in () }, to: ThreadBuildGate.self)
+    gate.withUnsafeMutablePointerToElements { pp_atomic_counter_init($0, 0) }
+    return gate
   }
 
-  deinit {
-    word.deallocate()
+  @inline(__always)
+  private var word: UnsafeMutablePointer<pp_atomic_counter> {
+    withUnsafeMutablePointerToElements { $0 }
   }
 
   /// Open for a build with no known caller: nothing closes it.
