@@ -15,20 +15,21 @@
 /// A context may be handed to another thread that resolves for the build while the builder
 /// waits. Kept after its builder returned, it resolves like the pod itself.
 public struct BuildContext: ProviderResolver, Sendable {
-  let engine: PodEngine
+  /// The build; it keeps its engine (see `Frame.engine`), so the context holds one reference.
   let frame: Frame
 
-  init(engine: PodEngine, frame: Frame) {
-    self.engine = engine
+  init(frame: Frame) {
     self.frame = frame
   }
+
+  var engine: PodEngine { frame.engine }
 
   /// The pod this build belongs to, or nil if it has gone away.
   public var pod: Pod? { engine.root }
 
   /// Returns the provider's instance and records that this build depends on it, as ``Pod`` does.
   public func resolve<Value>(_ provider: Provider<Value>) -> Value {
-    engine.resolve(provider, from: frame)
+    frame.withEngine { $0.resolve(provider, from: frame) }
   }
 
   /// Overrides the provider in the pod, as ``Pod`` does.

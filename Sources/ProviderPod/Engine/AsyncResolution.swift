@@ -105,7 +105,8 @@ extension PodEngine {
   private func runBuilder<Value: Sendable>(
     _ provider: AsyncProvider<Value>, in frame: Frame, override: OverrideRecord?
   ) async -> Result<Value, any Error> {
-    let context = BuildContext(engine: self, frame: frame)
+    frame.attach(to: self)
+    let context = BuildContext(frame: frame)
     let attempt = { () async throws -> Value in
       guard let override else { return try await provider.build(context) }
       if override.family != nil, let familyBuild = provider.familyBuild {

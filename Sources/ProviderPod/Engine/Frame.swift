@@ -59,6 +59,23 @@ final class Frame: @unchecked Sendable {
   /// that ends with its context held elsewhere retains its parent then (`keepParent`).
   @exclusivity(unchecked) private(set) unowned(unsafe) var parent: Frame?
   @exclusivity(unchecked) private var retainedParent: Frame?
+  /// The engine that runs the build, which the build's context resolves through.
+  ///
+  /// `retainedEngine` keeps it alive, except in a thread build while it runs: the resolve
+  /// that runs it holds the engine. A context kept past the build reaches the engine through
+  /// the frame, so a thread build that ends with its context held elsewhere retains it then
+  /// (`keepWhatItReaches`). A context holding only the frame costs each build one retain
+  /// rather than two.
+  var engine: PodEngine { engineReference.unsafelyUnwrapped.takeUnretainedValue() }
+
+  /// Calls `body` with the engine without retaining it: the frame keeps it (see above), and
+  /// a context calling this holds the frame.
+  @inline(__always)
+  func withEngine<Result>(_ body: (PodEngine) -> Result) -> Result {
+    engineReference.unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
+  }
+  @exclusivity(unchecked) private var engineReference: Unmanaged<PodEngine>?
+  @exclusivity(unchecked) private var retainedEngine: PodEngine?
   /// How many frames are above this one: cycle checks compare depths instead of walking.
   @exclusivity(unchecked) private(set) var depth = 0
   /// For an always-new build: the nearest caching build above it, which depends on whatever
@@ -134,9 +151,11 @@ final class Frame: @unchecked Sendable {
   /// thread. Nothing is looked up, joined or recorded for it, so no other thread needs to
   /// see it: until its context is handed to one, only this thread can reach the frame.
   func beginThreadBuild(
-    info: ProviderInfo, pod: PodRecord, parent: Frame?, treeID: ObjectIdentifier
+    info: ProviderInfo, engine: PodEngine, pod: PodRecord, parent: Frame?,
+    treeID: ObjectIdentifier
   ) {
     self.treeID = treeID
+    engineReference = Unmanaged.passUnretained(engine)
     self.info = info
     self.scope = info.scope
     self.pod = pod
@@ -187,11 +206,13 @@ final class Frame: @unchecked Sendable {
     // A thread build sets nothing else: nothing depends on it, nobody waits for it.
     assert(slot == nil && waiters == nil && asyncBuild == nil && dependencies.isEmpty)
     assert(!caches && enclosingOwner == nil && retainedPod == nil && retainedParent == nil)
+    assert(retainedEngine == nil)
     phase = .idle
     info = nil
     scope = nil
     pod = nil
     parent = nil
+    engineReference = nil
     isThreadBuild = false
   }
 
@@ -205,10 +226,17 @@ final class Frame: @unchecked Sendable {
     }
   }
 
+  /// Gives a general build its engine, before its builder gets a context.
+  func attach(to engine: PodEngine) {
+    engineReference = Unmanaged.passUnretained(engine)
+    retainedEngine = engine
+  }
+
   /// For a thread build that ends while something else holds its frame: from now on the
-  /// frame must keep its parent alive itself.
-  func keepParent() {
+  /// frame must keep its parent and its engine alive itself.
+  func keepWhatItReaches() {
     retainedParent = parent
+    retainedEngine = engine
   }
 
   func invalidate() {
@@ -243,6 +271,8 @@ final class Frame: @unchecked Sendable {
     }
     parent = nil
     if retainedParent != nil { retainedParent = nil }
+    engineReference = nil
+    if retainedEngine != nil { retainedEngine = nil }
     if enclosingOwner != nil { enclosingOwner = nil }
     if !dependencies.isEmpty { dependencies.removeAll(keepingCapacity: true) }
     if waiters != nil { waiters = nil }

@@ -94,7 +94,7 @@ final class PodEngine: @unchecked Sendable {
       let thread = CurrentFrame.thread
       if var frame = beginThreadBuild(of: provider.info, from: caller, on: thread) {
         CurrentFrame.push(frame, on: thread)
-        let value = provider.build(BuildContext(engine: self, frame: frame))
+        let value = provider.build(BuildContext(frame: frame))
         CurrentFrame.pop(frame, on: thread)
         if !Frame.endThreadBuild(&frame, on: thread) { endSharedThreadBuild(frame) }
         return value
@@ -133,7 +133,8 @@ final class PodEngine: @unchecked Sendable {
       guard innermost == nil, threadBuildGate.isOpen else { return nil }
     }
     let frame = Frame.takeSpare(from: thread, treeID: treeID)
-    frame.beginThreadBuild(info: provider, pod: pod, parent: caller, treeID: treeID)
+    frame.beginThreadBuild(
+      info: provider, engine: self, pod: pod, parent: caller, treeID: treeID)
     return frame
   }
 
@@ -144,7 +145,7 @@ final class PodEngine: @unchecked Sendable {
     state.withLock { _ in
       frame.end()
       frame.forgetBuild()
-      frame.keepParent()
+      frame.keepWhatItReaches()
     }
   }
 
@@ -238,7 +239,8 @@ final class PodEngine: @unchecked Sendable {
   private func callBuilder<Value>(
     _ provider: Provider<Value>, in frame: Frame, override: OverrideRecord?
   ) -> Value {
-    let context = BuildContext(engine: self, frame: frame)
+    frame.attach(to: self)
+    let context = BuildContext(frame: frame)
     guard let override else { return provider.build(context) }
     // A member's own override, or its family's: the pod looked up the one that applies.
     if override.family != nil, let familyBuild = provider.familyBuild {
