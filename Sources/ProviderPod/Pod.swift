@@ -71,8 +71,8 @@ public final class Pod: Sendable {
   ) {
     self.parent = parent
     // `children` is user code: walk the scope tree before any lock is taken.
-    var owned: Set<ScopeKey> = []
-    for scope in scopes { owned.formUnion(ScopeInfo.ownedSubtree(of: scope)) }
+    var owned: [ScopeKey] = []
+    for scope in scopes { ScopeInfo.addOwnedSubtree(of: scope, to: &owned) }
     engine = PodEngine(
       parent: parent.engine, ownedScopes: owned, overrides: overrides.map(\.record),
       observer: observer)

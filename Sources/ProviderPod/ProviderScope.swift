@@ -97,14 +97,21 @@ final class ScopeInfo: Sendable {
   }
 
   /// The scopes a child pod given `scope` owns: itself and its descendants, each once.
-  static func ownedSubtree(of scope: any ProviderScope) -> Set<ScopeKey> {
-    var owned: Set<ScopeKey> = []
-    var pending: [any ProviderScope] = [scope]
-    while let next = pending.popLast() {
-      guard owned.insert(ScopeKey(next)).inserted else { continue }
-      pending.append(contentsOf: next.children)
+  /// Adds `scope` and its descendants to `owned`, each once. An array rather than a set: a
+  /// pod owns a handful of scopes, and a server makes a pod per request, for which a set's
+  /// allocation and hashing cost more than scanning a few keys.
+  static func addOwnedSubtree(of scope: any ProviderScope, to owned: inout [ScopeKey]) {
+    var pending: [any ProviderScope] = []
+    var next: (any ProviderScope)? = scope
+    while let current = next {
+      let key = ScopeKey(current)
+      if !owned.contains(key) {
+        owned.append(key)
+        let children = current.children
+        if !children.isEmpty { pending.append(contentsOf: children) }
+      }
+      next = pending.popLast()
     }
-    return owned
   }
 
   struct Visit: Sendable {

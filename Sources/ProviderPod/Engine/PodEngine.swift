@@ -35,7 +35,7 @@ final class PodEngine: @unchecked Sendable {
 
   /// A child pod's engine, in its parent's tree.
   init(
-    parent: PodEngine, ownedScopes: Set<ScopeKey>, overrides: [OverrideRecord],
+    parent: PodEngine, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
     observer: (any PodObserver)?
   ) {
     pod = PodRecord(parent: parent.pod, ownedScopes: ownedScopes, observer: observer)

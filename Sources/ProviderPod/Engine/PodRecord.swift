@@ -10,7 +10,7 @@ final class PodRecord {
   let depth: Int
   /// The scopes this pod owns (given when it was made, and their descendants): a provider in
   /// one of them is built and cached here rather than shared with the parent.
-  let ownedScopes: Set<ScopeKey>
+  let ownedScopes: [ScopeKey]
   let observer: (any PodObserver)?
   /// `observer != nil`, kept as a flag: testing the existential copies it.
   let hasObserver: Bool
@@ -46,7 +46,7 @@ final class PodRecord {
     unowned(unsafe) let record: PodRecord
   }
 
-  init(parent: PodRecord?, ownedScopes: Set<ScopeKey>, observer: (any PodObserver)?) {
+  init(parent: PodRecord?, ownedScopes: [ScopeKey], observer: (any PodObserver)?) {
     self.parent = parent
     self.depth = parent.map { $0.depth + 1 } ?? 0
     self.ownedScopes = ownedScopes
