@@ -59,6 +59,8 @@ struct EngineState {
   /// A new slot for a provider the pod has none for.
   mutating func addSlot(for info: ProviderInfo, in pod: PodRecord) -> Slot {
     let slot = Slot(info, in: pod)
+    // A request's child pod holds a few slots: room for them at once, not by three regrowths.
+    if pod.slots.isEmpty { pod.slots.reserveCapacity(4) }
     pod.slots[info.key] = slot
     if let family = info.family { pod.familySlots[family.key, default: []].insert(info.key) }
     return slot

@@ -21,14 +21,14 @@ extension EngineState {
     from pod: PodRecord
   ) -> Placement {
     let key = provider.key
-    // The pods between `pod` and where the instance is found, deepest first.
-    var path: [PodRecord] = []
     var current = pod
     while true {
       if let slot = current.slots[key] {
         if current !== pod, slot.entry != nil {
           let target = slot.linkTarget ?? slot
-          if let pod = shallowestShadowing(target, in: path) { return .build(in: pod) }
+          if let pod = shallowestShadowing(target, from: pod, below: current) {
+            return .build(in: pod)
+          }
           return .shared(target)
         }
         // A build in progress is joined: whatever it builds is valid here, or it ends up
@@ -37,7 +37,6 @@ extension EngineState {
       }
       guard let parent = current.parent, !current.shadows(scope: scope, overriddenIn: overridePod)
       else { return .build(in: current) }
-      path.append(current)
       current = parent
     }
   }
@@ -46,23 +45,30 @@ extension EngineState {
   /// something its instance was built from: the instance, cached in `home`, is not `pod`'s.
   func shadowsSince(_ slot: Slot, from pod: PodRecord, below home: PodRecord) -> Bool {
     guard home.isAncestor(ofOrSameAs: pod), let scope = slot.entry?.scope.key else { return false }
-    var path: [PodRecord] = []
     var next: PodRecord? = pod
     while let current = next, current !== home {
       if current.shadows(slot.info, in: scope) { return true }
-      path.append(current)
       next = current.parent
     }
-    return shallowestShadowing(slot, in: path) != nil
+    return shallowestShadowing(slot, from: pod, below: home) != nil
   }
 
-  /// The shallowest pod of `path` that shadows something `target`'s instance was built from,
-  /// directly or transitively; nil if none does, and the instance can be shared.
-  private func shallowestShadowing(_ target: Slot, in path: [PodRecord]) -> PodRecord? {
-    let shadowing = path.filter { !$0.overrides.isEmpty || !$0.ownedScopes.isEmpty }
-    guard let entry = target.entry, !entry.dependencies.isEmpty, !shadowing.isEmpty else {
-      return nil
+  /// The shallowest pod from `pod` up to (not including) its ancestor `home` that shadows
+  /// something `target`'s instance was built from, directly or transitively; nil if none
+  /// does, and the instance can be shared. An instance built from nothing is shared without
+  /// looking at the pods at all: a request's child pod shares its app's singletons that way.
+  private func shallowestShadowing(
+    _ target: Slot, from pod: PodRecord, below home: PodRecord
+  ) -> PodRecord? {
+    guard let entry = target.entry, !entry.dependencies.isEmpty else { return nil }
+    // The pods in between that can shadow anything, deepest first.
+    var shadowing: [PodRecord] = []
+    var next: PodRecord? = pod
+    while let current = next, current !== home {
+      if !current.overrides.isEmpty || !current.ownedScopes.isEmpty { shadowing.append(current) }
+      next = current.parent
     }
+    guard !shadowing.isEmpty else { return nil }
     var found: PodRecord?
     var pending = entry.dependencies
     var seen = Set(pending.map(\.id))
