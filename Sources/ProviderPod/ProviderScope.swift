@@ -101,16 +101,16 @@ final class ScopeInfo: Sendable {
   /// pod owns a handful of scopes, and a server makes a pod per request, for which a set's
   /// allocation and hashing cost more than scanning a few keys.
   static func addOwnedSubtree(of scope: any ProviderScope, to owned: inout [ScopeKey]) {
-    var pending: [any ProviderScope] = []
-    var next: (any ProviderScope)? = scope
-    while let current = next {
-      let key = ScopeKey(current)
-      if !owned.contains(key) {
-        owned.append(key)
-        let children = current.children
-        if !children.isEmpty { pending.append(contentsOf: children) }
-      }
-      next = pending.popLast()
+    let key = ScopeKey(scope)
+    guard !owned.contains(key) else { return }
+    owned.append(key)
+    // Most scopes have no children: no list of pending ones for them.
+    var pending = scope.children
+    while let next = pending.popLast() {
+      let key = ScopeKey(next)
+      guard !owned.contains(key) else { continue }
+      owned.append(key)
+      pending.append(contentsOf: next.children)
     }
   }
 

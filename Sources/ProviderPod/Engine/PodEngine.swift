@@ -338,8 +338,8 @@ final class PodEngine: @unchecked Sendable {
   /// its parent.
   func shutDown() {
     let pod = self.pod
-    let released = state.withLock { $0.release(pod) }
-    for wakeUp in state.withLock({ $0.endWatchers(of: pod) }) { wakeUp() }
+    let (released, wakeUps) = state.withLock { ($0.release(pod), $0.endWatchers(of: pod)) }
+    for wakeUp in wakeUps { wakeUp() }
     for entry in released.disposals { entry.dispose(onMainActor: false) }
     withExtendedLifetime(released) {}
   }

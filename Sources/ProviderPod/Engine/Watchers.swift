@@ -109,6 +109,7 @@ extension EngineState {
   /// `pod` is going away: its watchers end and the back-offs of builds for it stop. Returns
   /// the wake-ups to run after the lock.
   mutating func endWatchers(of pod: PodRecord) -> [() -> Void] {
+    if watchers.instances.isEmpty && watchers.backOffs.isEmpty { return [] }
     var wakeUps = watchers.instances.values.filter { $0.pod === pod }.compactMap {
       $0.takeWakeUp()
     }
