@@ -30,7 +30,6 @@ public final class Pod: Sendable {
   public init(overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil) {
     parent = nil
     engine = PodEngine(overrides: overrides.map(\.record), observer: observer)
-    engine.root = self
     engine.pod.owner = self
     engine.report(Self.overriddenEvents(overrides, in: engine))
   }
@@ -76,7 +75,6 @@ public final class Pod: Sendable {
     engine = PodEngine(
       parent: parent.engine, ownedScopes: owned, overrides: overrides.map(\.record),
       observer: observer)
-    engine.root = self
     engine.pod.owner = self
     engine.report(Self.overriddenEvents(overrides, in: engine))
   }

@@ -19,8 +19,9 @@ final class PodEngine: @unchecked Sendable {
   private let mayBuildOnThread: Bool
   /// The tree's (see `ThreadBuildGate`).
   let threadBuildGate: ThreadBuildGate
-  /// The pod itself, for observers.
-  weak var root: Pod?
+  /// The pod itself, for a builder that asks for it: its record's weak reference, set once
+  /// before the engine is shared (one weak reference per pod, not two).
+  var root: Pod? { pod.owner }
 
   /// A root pod's engine.
   init(overrides: [OverrideRecord], observer: (any PodObserver)?) {

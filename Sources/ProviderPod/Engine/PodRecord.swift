@@ -14,9 +14,11 @@ final class PodRecord {
   let observer: (any PodObserver)?
   /// `observer != nil`, kept as a flag: testing the existential copies it.
   let hasObserver: Bool
-  /// The pod, for reporting events to its observer. The pod rather than its engine: a weak
-  /// reference gives its target a side table, which makes every retain and release of it
-  /// slower, and engines are retained on every build, pods are not.
+  /// The pod, for reporting events to its observer and for builders that ask for it. The
+  /// pod rather than its engine: a weak reference gives its target a side table, which
+  /// makes every retain and release of it slower, and engines are retained on every build,
+  /// pods are not. Set once by the pod's initializer, before anything else can read it, so
+  /// it is read without the lock.
   weak var owner: Pod?
 
   /// Per provider: its cached instance (or a link to an ancestor's), build in progress, and
