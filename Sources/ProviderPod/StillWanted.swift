@@ -22,7 +22,10 @@ extension BuildContext {
   /// For a build of an ``AlwaysCreateNewScope`` provider, which nothing caches, it stays true
   /// while the builder runs, since its caller waits for the value.
   public var isStillWanted: Bool {
-    engine.state.withLock { $0.standing(of: frame) == .wanted }
+    engine.state.withLock {
+      $0.noteUse(of: frame)
+      return $0.standing(of: frame) == .wanted
+    }
   }
 
   /// Throws `CancellationError` if the pod will no longer cache this build's result; see

@@ -137,4 +137,38 @@ struct ThreadBuildTests {
     #expect(wrong.value == 0)
     #expect(pod.invariantViolations == [])
   }
+  // Found by a review: the other thread's reads of the frame (under the lock) and this
+  // thread's reuse of it (without) were ordered only by the frame's reference count, which
+  // the thread sanitizer does not see, and which on arm64 is read without ordering.
+  @Test("a context used by another thread, then let go of before its build ends")
+  func contextUsedElsewhereThenLetGo() {
+    final class Sentinel {}
+    final class Lent: @unchecked Sendable {
+      var context: BuildContext?
+      var sentinel: Sentinel?
+    }
+    let leaf = Provider(scope: AlwaysCreateNewScope(), name: "leaf") { _ in 1 }
+    let used = Shared<[Int]>([])
+    let top = Provider(scope: AlwaysCreateNewScope(), name: "top") { context in
+      var sentinel = Sentinel()
+      let lent = Lent()
+      lent.context = context
+      lent.sentinel = sentinel
+      startThread {
+        used.withLock { $0.append(lent.context!.resolve(leaf)) }
+        lent.context = nil  // first the context,
+        lent.sentinel = nil  // then what tells the builder it is gone
+      }
+      // Until the other thread has let go of both. Not a lock: only the reference count
+      // orders what it did with the frame before what this thread does with it next.
+      while !isKnownUniquelyReferenced(&sentinel) { sched_yield() }
+      return context.resolve(leaf) + 1
+    }
+    let pod = Pod()
+    for _ in 0..<20 {
+      #expect(pod.resolve(top) == 2)
+    }
+    #expect(used.withLock { $0 } == Array(repeating: 1, count: 20))
+    #expect(pod.invariantViolations == [])
+  }
 }

@@ -35,6 +35,11 @@ static inline pp_thread_builds *pp_thread_builds_current(
   return builds;
 }
 
+/// The current thread's record, or null before the thread has run a build.
+static inline pp_thread_builds *_Nullable pp_thread_builds_existing(void) {
+  return pp_current_thread_builds;
+}
+
 /// The current thread's innermost build, or null before the thread has run any.
 static inline void *_Nullable pp_thread_innermost(void) {
   pp_thread_builds *builds = pp_current_thread_builds;

@@ -22,6 +22,12 @@ enum CurrentFrame {
     }
   }
 
+  /// The current thread's record, if it has run a build.
+  @inline(__always)
+  static var existingThread: UnsafeMutablePointer<pp_thread_builds>? {
+    pp_thread_builds_existing()
+  }
+
   /// Whether a build runs on the current thread, in any tree of pods.
   @inline(__always)
   static var threadIsBuilding: Bool { pp_thread_innermost() != nil }

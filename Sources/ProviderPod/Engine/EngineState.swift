@@ -20,12 +20,31 @@ struct EngineState {
   var spareFrames: [Frame] = []
   /// Instance watchers and retry back-offs of every pod in the tree, told about every change.
   var watchers = Watchers()
+  /// Thread builds whose frame another thread has read under the lock (through a context
+  /// handed to it), kept here until the build ends, under the lock: ending it without the
+  /// lock and reusing the frame would race with what the other thread read, ordered only by
+  /// the frame's reference count.
+  var lentThreadBuilds: [ObjectIdentifier: Frame] = [:]
   /// Whether always-new builds through the root may skip the lock; kept up to date here.
   let threadBuildGate = ThreadBuildGate.make()
 
   init(root: PodRecord) {
     self.root = root
     noteRootOverrides()
+  }
+
+  /// Notes that this thread is about to read `frame` under the lock: if it is another
+  /// thread's running thread build, the build must end under the lock (see
+  /// `lentThreadBuilds`).
+  @inline(__always)
+  mutating func noteUse(of frame: Frame) {
+    guard frame.isThreadBuild, frame.thread != CurrentFrame.existingThread else { return }
+    noteLent(frame)
+  }
+
+  @inline(never)
+  private mutating func noteLent(_ frame: Frame) {
+    if frame.isBuilding { lentThreadBuilds[ObjectIdentifier(frame)] = frame }
   }
 
   /// Tells the gate whether the root's builds need the general path, after any change to its

@@ -106,6 +106,8 @@ final class Frame: @unchecked Sendable {
   /// Whether this is a thread's own build (see `beginThreadBuild`), which runs without the
   /// lock. Set before the build is shared and cleared after, like every field it sets.
   @exclusivity(unchecked) private(set) var isThreadBuild = false
+  /// For a thread build, the record of the thread running it (see `CurrentFrame.thread`).
+  @exclusivity(unchecked) private(set) var thread: UnsafeMutablePointer<pp_thread_builds>?
   /// The next of the thread's idle frames (retained), while this one is idle there too.
   @exclusivity(unchecked) private var nextSpare: UnsafeMutableRawPointer?
 
@@ -152,9 +154,10 @@ final class Frame: @unchecked Sendable {
   /// see it: until its context is handed to one, only this thread can reach the frame.
   func beginThreadBuild(
     info: ProviderInfo, engine: PodEngine, pod: PodRecord, parent: Frame?,
-    treeID: ObjectIdentifier
+    treeID: ObjectIdentifier, on thread: UnsafeMutablePointer<pp_thread_builds>
   ) {
     self.treeID = treeID
+    self.thread = thread
     engineReference = Unmanaged.passUnretained(engine)
     self.info = info
     self.scope = info.scope

@@ -92,6 +92,9 @@ extension EngineState {
     for frame in spareFrames where frame.phase != .idle {
       problems.append("a spare frame is not idle")
     }
+    for frame in lentThreadBuilds.values where !frame.isBuilding {
+      problems.append("a lent thread build is kept after it ended")
+    }
     return problems
   }
 }

@@ -135,15 +135,16 @@ final class PodEngine: @unchecked Sendable {
     }
     let frame = Frame.takeSpare(from: thread, treeID: treeID)
     frame.beginThreadBuild(
-      info: provider, engine: self, pod: pod, parent: caller, treeID: treeID)
+      info: provider, engine: self, pod: pod, parent: caller, treeID: treeID, on: thread)
     return frame
   }
 
-  /// Ends a thread build whose context is held elsewhere, under the lock, where the holder
-  /// reads it.
+  /// Ends a thread build whose context is held elsewhere, or was used on another thread, under
+  /// the lock, where the other thread read it.
   @inline(never)
   private func endSharedThreadBuild(_ frame: Frame) {
-    state.withLock { _ in
+    state.withLock {
+      $0.lentThreadBuilds[ObjectIdentifier(frame)] = nil
       frame.end()
       frame.forgetBuild()
       frame.keepWhatItReaches()

@@ -38,7 +38,10 @@ extension EngineState {
     if callerUnknown, runningBuilds > 0 || CurrentFrame.threadIsBuilding {
       return .callerFinished
     }
-    if let caller, !caller.isBuilding { return .callerFinished }
+    if let caller {
+      noteUse(of: caller)
+      if !caller.isBuilding { return .callerFinished }
+    }
     // Most pods override nothing: a root pod without overrides skips the override lookup, and
     // for an always-new provider, which then has no cached instance, the slot lookup too.
     let overridesNothing = pod.parent == nil && pod.overrides.isEmpty
