@@ -30,6 +30,7 @@ final class PodEngine: @unchecked Sendable {
     let state = EngineState(root: pod)
     threadBuildGate = state.threadBuildGate
     self.state = Locked(state)
+    treeID = ObjectIdentifier(self.state)
     isObserved = observer != nil
     mayBuildOnThread = observer == nil
   }
@@ -42,6 +43,7 @@ final class PodEngine: @unchecked Sendable {
     pod = PodRecord(parent: parent.pod, ownedScopes: ownedScopes, observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
     state = parent.state
+    treeID = parent.treeID
     threadBuildGate = parent.threadBuildGate
     isObserved = observer != nil || parent.isObserved
     mayBuildOnThread = false
@@ -57,8 +59,9 @@ final class PodEngine: @unchecked Sendable {
     return state.withLock { _ in pod.isAlive }
   }
 
-  /// Frames of every pod in the tree carry this, to be found on the thread that runs them.
-  var treeID: ObjectIdentifier { ObjectIdentifier(state) }
+  /// Frames of every pod in the tree carry this, to be found on the thread that runs them:
+  /// the identity of the tree's state, kept rather than computed, which retained the state.
+  let treeID: ObjectIdentifier
 
   /// The running build on this thread or task that a resolve through the pod is nested in.
   func currentFrame() -> Frame? {
