@@ -15,11 +15,10 @@ static void thread_ended(void *record) {
   pp_thread_builds *builds = record;
   void (*release_spares)(pp_thread_builds *) = atomic_load(&release_spares_at_thread_end);
   if (release_spares) release_spares(builds);
-#if defined(__GLIBC__)
-  // glibc keeps thread-local storage until every destructor has run: a later one that
-  // resolves makes a new record rather than reading a freed one.
+  // A later destructor that resolves makes a new record rather than reading a freed one.
+  // glibc and musl keep thread-local storage until every destructor has run; where it may be
+  // gone already (Darwin), writing it costs at most a fresh copy that is freed in turn.
   pp_current_thread_builds = 0;
-#endif
   free(builds);
 }
 
