@@ -3,12 +3,6 @@ import Testing
 
 @testable import ProviderPod
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 @Suite("Builds reuse their frames")
 struct FrameReuseTests {
   @Test("a build whose instance is cached keeps its frame in the pod for the next build")
@@ -80,7 +74,7 @@ struct FrameReuseTests {
     let leaf = Provider(scope: AlwaysCreateNewScope(), name: "leaf") { _ in 1 }
     let pod = Pod()
     let spare = WeakBox()
-    runOnThreadUntilItEnds {
+    runUntilThreadEnds {
       _ = pod.resolve(leaf)
       spare.object = ThreadSpareFrames.first
       #expect(spare.object != nil)
@@ -92,36 +86,4 @@ struct FrameReuseTests {
 /// A weak reference tests can share with a thread.
 private final class WeakBox: @unchecked Sendable {
   weak var object: AnyObject?
-}
-
-/// Runs `body` on a new thread and returns once the thread has ended, its thread-local
-/// destructors included.
-private func runOnThreadUntilItEnds(_ body: @escaping @Sendable () -> Void) {
-  final class Body {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
-  }
-  let argument = Unmanaged.passRetained(Body(body)).toOpaque()
-  #if canImport(Darwin)
-    var thread: pthread_t?
-  #else
-    var thread = pthread_t()
-  #endif
-  let status = pthread_create(
-    &thread, nil,
-    { raw in
-      #if canImport(Darwin)
-        let raw = raw
-      #else
-        let raw = raw!
-      #endif
-      Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
-      return nil
-    }, argument)
-  #expect(status == 0)
-  #if canImport(Darwin)
-    pthread_join(thread!, nil)
-  #else
-    pthread_join(thread, nil)
-  #endif
 }

@@ -155,6 +155,54 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
   for done in threads { done.wait() }
 }
 
+/// Runs `body` on `count` new threads at once and returns once every one has ended, its
+/// thread-local destructors included: unlike `onThreads`, nothing of the threads (their
+/// `Thread` object, the closure and what it captured) is left when this returns.
+func onThreadsUntilTheyEnd(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+  final class Body {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+  }
+  #if canImport(Darwin)
+    var threads: [pthread_t?] = []
+  #else
+    var threads: [pthread_t] = []
+  #endif
+  for index in 0..<count {
+    let argument = Unmanaged.passRetained(Body { body(index) }).toOpaque()
+    #if canImport(Darwin)
+      var thread: pthread_t?
+    #else
+      var thread = pthread_t()
+    #endif
+    let status = pthread_create(
+      &thread, nil,
+      { raw in
+        #if canImport(Darwin)
+          let raw = raw
+        #else
+          let raw = raw!
+        #endif
+        Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
+        return nil
+      }, argument)
+    #expect(status == 0)
+    threads.append(thread)
+  }
+  for thread in threads {
+    #if canImport(Darwin)
+      pthread_join(thread!, nil)
+    #else
+      pthread_join(thread, nil)
+    #endif
+  }
+}
+
+/// Runs `body` on a new thread and returns once the thread has ended.
+func runUntilThreadEnds(_ body: @escaping @Sendable () -> Void) {
+  onThreadsUntilTheyEnd(1) { _ in body() }
+}
+
 /// Waits for `semaphore`, but no longer than a signal that should come at once can take: past
 /// that it is a deadlock, and the test should fail rather than hang. Never a sleep: the happy
 /// path does not wait for the limit. Returns false if the limit was reached.

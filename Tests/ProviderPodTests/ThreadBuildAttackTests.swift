@@ -106,54 +106,6 @@ private func onThreadWithStack(_ stackSize: Int, _ body: @escaping @Sendable () 
   _ = waitOrFail(done, "the thread with a large stack")
 }
 
-/// Runs `body` on `count` new threads at once and returns once every one has ended, its
-/// thread-local destructors included: unlike `onThreads`, nothing of the threads (their
-/// `Thread` object, the closure and what it captured) is left when this returns.
-private func onThreadsUntilTheyEnd(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-  final class Body {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
-  }
-  #if canImport(Darwin)
-    var threads: [pthread_t?] = []
-  #else
-    var threads: [pthread_t] = []
-  #endif
-  for index in 0..<count {
-    let argument = Unmanaged.passRetained(Body { body(index) }).toOpaque()
-    #if canImport(Darwin)
-      var thread: pthread_t?
-    #else
-      var thread = pthread_t()
-    #endif
-    let status = pthread_create(
-      &thread, nil,
-      { raw in
-        #if canImport(Darwin)
-          let raw = raw
-        #else
-          let raw = raw!
-        #endif
-        Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
-        return nil
-      }, argument)
-    #expect(status == 0)
-    threads.append(thread)
-  }
-  for thread in threads {
-    #if canImport(Darwin)
-      pthread_join(thread!, nil)
-    #else
-      pthread_join(thread, nil)
-    #endif
-  }
-}
-
-/// Runs `body` on a new thread and returns once the thread has ended.
-private func runUntilThreadEnds(_ body: @escaping @Sendable () -> Void) {
-  onThreadsUntilTheyEnd(1) { _ in body() }
-}
-
 /// Whether the thread sanitizer's runtime is loaded: its trace of a 10,000-level recursion
 /// takes it a minute, and its runtime has been seen to deadlock starting a thread after one.
 private let underThreadSanitizer = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
