@@ -56,7 +56,7 @@ final class Frame: @unchecked Sendable {
   ///
   /// `retainedParent` keeps it alive, except in a thread build while it runs: its parent is
   /// the thread build below it on the same thread, which cannot end first. A thread build
-  /// that ends with its context held elsewhere retains its parent then (`keepParent`).
+  /// that ends with its context held elsewhere retains its parent then (`keepWhatItReaches`).
   @exclusivity(unchecked) private(set) unowned(unsafe) var parent: Frame?
   @exclusivity(unchecked) private var retainedParent: Frame?
   /// The engine that runs the build, which the build's context resolves through.
