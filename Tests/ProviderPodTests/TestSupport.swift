@@ -137,14 +137,18 @@ final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
 // MARK: Threads, gates and watchdogs
 
 /// Starts `body` on a new thread of its own (not a pool thread, so blocking it never starves
-/// anything) and returns a semaphore signalled when it is done.
+/// anything), with a stack of `stackSize` bytes if given, and returns a semaphore signalled
+/// when it is done.
 @discardableResult
-func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+func startThread(
+  stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void
+) -> DispatchSemaphore {
   let done = DispatchSemaphore(value: 0)
   let thread = Thread {
     body()
     done.signal()
   }
+  if let stackSize { thread.stackSize = stackSize }
   thread.start()
   return done
 }

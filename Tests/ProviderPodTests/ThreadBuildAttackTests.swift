@@ -96,14 +96,7 @@ private final class HandOff<Item>: @unchecked Sendable {
 
 /// Runs `body` on a thread of its own with a stack of `stackSize` bytes, and waits for it.
 private func onThreadWithStack(_ stackSize: Int, _ body: @escaping @Sendable () -> Void) {
-  let done = DispatchSemaphore(value: 0)
-  let thread = Thread {
-    body()
-    done.signal()
-  }
-  thread.stackSize = stackSize
-  thread.start()
-  _ = waitOrFail(done, "the thread with a large stack")
+  _ = waitOrFail(startThread(stackSize: stackSize, body), "the thread with a large stack")
 }
 
 /// Whether the thread sanitizer's runtime is loaded: its trace of a 10,000-level recursion
