@@ -154,7 +154,7 @@ extension EngineState {
     func node(_ slot: Slot) -> DependencyGraph.Node? {
       guard let entry = slot.entry else { return nil }
       if !entry.isStrong {
-        guard let object = unsafeDowncast(entry, to: WeakEntry.self).object else { return nil }
+        guard let object = entry.weakObject else { return nil }
         held.append(object)
       }
       return DependencyGraph.Node(provider: entry.provider.name, scope: entry.scope.name)

@@ -110,7 +110,7 @@ extension ProviderFamily: CustomStringConvertible {
 /// argument's own `hash` creates, do not get in the way. Dead members are swept once the table
 /// has doubled since the last sweep, and their arguments are let go after the lock.
 final class FamilyMembers<Argument: Hashable & Sendable>: Sendable {
-  private struct Member: @unchecked Sendable {
+  private struct Member: Sendable {
     let argument: Argument
     weak var info: ProviderInfo?
   }

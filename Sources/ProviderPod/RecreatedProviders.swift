@@ -109,7 +109,7 @@ extension EngineState {
     {
       if entry.isStrong {
         suspects.append(.provider(slot.info))
-      } else if let object = unsafeDowncast(entry, to: WeakEntry.self).object {
+      } else if let object = entry.weakObject {
         held.append(object)
         suspects.append(.provider(slot.info))
       }

@@ -1,5 +1,5 @@
 /// The state of one shared async build, whatever its value type. Guarded by the pod's lock.
-class AnyAsyncBuild: @unchecked Sendable {
+class AnyAsyncBuild {
   /// Callers still interested in the result; when the last one is cancelled, so is the build.
   var waiterCount = 0
   var nextWaiterID = 0
@@ -27,7 +27,7 @@ class AnyAsyncBuild: @unchecked Sendable {
 }
 
 /// A shared async build of a `Value`.
-final class AsyncBuild<Value: Sendable>: AnyAsyncBuild, @unchecked Sendable {
+final class AsyncBuild<Value: Sendable>: AnyAsyncBuild {
   var result: Result<Value, any Error>?
   var continuations: [Int: CheckedContinuation<Result<Value, any Error>, Never>] = [:]
 }
@@ -75,7 +75,7 @@ extension PodEngine {
       startBuild(provider, in: frame, override: override, build: newBuild)
       shared = (newBuild, waiterID, waitID)
     case .joinAsync(let build, let waiterID, let waitID):
-      shared = (unsafeDowncast(build, to: AsyncBuild<Value>.self), waiterID, waitID)
+      shared = (build as! AsyncBuild<Value>, waiterID, waitID)
       // A build started through another pod of the tree may turn out to be that pod's own
       // (built from something it shadows), or built without what this pod overrides: wait
       // for it, then look again, which shares its instance only if it is valid here.
@@ -167,7 +167,7 @@ extension PodEngine {
         // A failed build caches nothing; a stale one is not cached either, though its
         // waiters still get its result.
         if case .failure = result { frame.invalidate() }
-        let slot = frame.slot.unsafelyUnwrapped
+        let slot = frame.slot!
         let home = EngineState.home(placedIn: slot, builtFrom: frame.dependencies)
         let keepsDependencies = entry == nil && !state.isStale(frame) && slot.pod.isAlive
         if keepsDependencies {

@@ -1,7 +1,19 @@
 /// One instance the pod has cached, with what it needs to discard it correctly later.
 ///
 /// Immutable apart from `dependencies`, which is written once under the pod's lock.
-class CacheEntry: @unchecked Sendable {
+///
+/// **Unsafe code here, and the invariant it relies on.** A cached resolve reads the value
+/// without a dynamic cast or a generic class's metadata: a class instance through an
+/// unretained reference (`unsafeBitCast`), anything else through a raw pointer to storage the
+/// entry owns. Both are sound because
+/// - the entry's type matches the value's: the pod keys entries by provider, and only
+///   `make(caching:...)` below makes them, from a `Provider<Value>`'s `Value`;
+/// - the entry outlives every read: `value(as:)` copies the value out inside
+///   `withExtendedLifetime(self)`, so the caller's reference keeps the entry, and so the
+///   value, alive until the copy is retained, even when another thread drops the slot's
+///   reference at that moment.
+/// Nothing outside this file reads the storage or casts an entry.
+class CacheEntry {
   let provider: ProviderInfo
   let scope: ScopeInfo
   /// False for `WeakEntry`; lets the hot path avoid a dynamic cast.
@@ -41,22 +53,49 @@ class CacheEntry: @unchecked Sendable {
 
   /// The strong entry's value. The pod keys entries by provider, and a `Provider<Value>`'s
   /// entries are always made from a `Value`, so the type always matches.
+  ///
+  /// The copy is made while `self` is certainly alive: the value is read through pointers
+  /// the optimiser does not see as uses of the entry, so without the extended lifetime it
+  /// may release the caller's reference to the entry first. When another thread has just
+  /// dropped the slot's reference, that frees the value before the copy retains it.
   @inline(__always)
   func value<Value>(as type: Value.Type) -> Value {
-    if let objectReference {
-      // An `ObjectEntry`'s, made only when `Value` is a class type: the reference is the
-      // value, and the cast copies it out retained once. Casting `strongObject` would
-      // retain it twice and release it once.
-      return unsafeBitCast(objectReference, to: Value.self)
+    withExtendedLifetime(self) {
+      if let objectReference {
+        // An `ObjectEntry`'s, made only when `Value` is a class type: the reference is the
+        // value, and the cast copies it out retained once. Casting `strongObject` would
+        // retain it twice and release it once.
+        return unsafeBitCast(objectReference, to: Value.self)
+      }
+      return valueStorage.unsafelyUnwrapped.assumingMemoryBound(to: Value.self).pointee
     }
-    return valueStorage.unsafelyUnwrapped.assumingMemoryBound(to: Value.self).pointee
+  }
+  /// The instance a ``WeakScope`` entry still refers to; nil for the others, and once the
+  /// instance has gone away.
+  var weakObject: AnyObject? {
+    isStrong ? nil : unsafeDowncast(self, to: WeakEntry.self).object
+  }
+
+  /// The entry that caches `value`: nil when its scope is ``WeakScope`` and the value is not
+  /// a class instance. `hook` is the provider's `onDiscard`, for a value the pod made.
+  static func make<Value>(
+    caching value: Value, provider: ProviderInfo, scope: ScopeInfo, hook: DisposalHook<Value>?
+  ) -> CacheEntry? {
+    if scope.kind != .weak {
+      if hook == nil, Value.self is AnyClass {
+        return ObjectEntry(
+          object: unsafeBitCast(value, to: AnyObject.self), provider: provider, scope: scope)
+      }
+      return StrongEntry(value: value, provider: provider, scope: scope, onDiscard: hook)
+    }
+    return classInstance(value).map { WeakEntry(object: $0, provider: provider, scope: scope) }
   }
 }
 
 /// A cached class instance with no hook to run, kept alive by the pod: the most common
 /// entry by far. Not generic and without a box for the value, so caching one costs an
 /// allocation and no run-time metadata lookup.
-final class ObjectEntry: CacheEntry, @unchecked Sendable {
+final class ObjectEntry: CacheEntry {
   init(object: AnyObject, provider: ProviderInfo, scope: ScopeInfo) {
     super.init(provider: provider, scope: scope, isStrong: true, object: object)
   }
@@ -69,7 +108,7 @@ final class ObjectEntry: CacheEntry, @unchecked Sendable {
 /// needs only `Value`'s metadata, which the caller of `resolve` already has. Reading a stored
 /// `Value` field instead would make `StrongEntry<Value>`'s metadata be looked up at run time
 /// on every cached resolve.
-final class StrongEntry<Value>: CacheEntry, @unchecked Sendable {
+final class StrongEntry<Value>: CacheEntry {
   private let onDiscard: DisposalHook<Value>?
 
   init(
@@ -96,18 +135,13 @@ final class StrongEntry<Value>: CacheEntry, @unchecked Sendable {
 }
 
 /// A cached class instance the pod does not keep alive (``WeakScope``).
-final class WeakEntry: CacheEntry, @unchecked Sendable {
+final class WeakEntry: CacheEntry {
   private(set) weak var object: AnyObject?
 
   init(object: AnyObject, provider: ProviderInfo, scope: ScopeInfo) {
     self.object = object
     super.init(provider: provider, scope: scope, isStrong: false)
   }
-}
-
-/// Moves a value the caller knows to be safe across an isolation boundary.
-struct UncheckedSendable<Wrapped>: @unchecked Sendable {
-  let value: Wrapped
 }
 
 /// The value as a class instance, or nil when it is not one (structs, enums, optionals,

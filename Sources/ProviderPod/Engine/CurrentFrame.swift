@@ -1,5 +1,3 @@
-internal import CProviderPod
-
 /// The builds running on the current thread or task, so that a builder that resolves through
 /// another reference to its pod (a pod kept in a global, say) is seen as nested in its build:
 /// its cycles are reported and what it resolves is recorded as a dependency.
@@ -10,56 +8,15 @@ internal import CProviderPod
 enum CurrentFrame {
   @TaskLocal static var task: Frame?
 
-  /// The current thread's record of its builds (see `CProviderPod`), made on first use. It
-  /// also keeps the thread's idle frames for the always-new builds it runs, which it lets go
-  /// of when the thread ends.
-  @inline(__always)
-  static var thread: UnsafeMutablePointer<pp_thread_builds> {
-    pp_thread_builds_current { builds in
-      Frame.releaseSpares(from: builds.pointee.spare)
-      builds.pointee.spare = nil
-      builds.pointee.spare_count = 0
-    }
-  }
-
-  /// The current thread's record, if it has run a build.
-  @inline(__always)
-  static var existingThread: UnsafeMutablePointer<pp_thread_builds>? {
-    pp_thread_builds_existing()
-  }
-
-  /// Whether a build runs on the current thread, in any tree of pods.
-  @inline(__always)
-  static var threadIsBuilding: Bool { pp_thread_innermost() != nil }
-
-  private static func frame(at raw: UnsafeMutableRawPointer?) -> Frame? {
-    raw.map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() }
-  }
-
-  /// Makes `frame` the current thread's innermost build, until `pop`. The caller keeps
-  /// `frame` alive until then, so the thread holds it unretained. A push and a pop rather
-  /// than a closure: the closure's context cost retains on every build.
-  @inline(__always)
-  static func push(_ frame: Frame, on thread: UnsafeMutablePointer<pp_thread_builds>) {
-    frame.threadPrevious = thread.pointee.innermost
-    thread.pointee.innermost = Unmanaged.passUnretained(frame).toOpaque()
-  }
-
+  /// Makes `frame` the current thread's innermost build, until `pop`.
   @inline(__always)
   static func push(_ frame: Frame) {
-    push(frame, on: thread)
-  }
-
-  /// Makes the build `frame` was pushed over the innermost again.
-  @inline(__always)
-  static func pop(_ frame: Frame, on thread: UnsafeMutablePointer<pp_thread_builds>) {
-    thread.pointee.innermost = frame.threadPrevious
-    frame.threadPrevious = nil
+    ThreadRecord.current.push(frame)
   }
 
   @inline(__always)
   static func pop(_ frame: Frame) {
-    pop(frame, on: thread)
+    ThreadRecord.current.pop(frame)
   }
 
   /// The innermost build on this thread, else the one bound to this task, that a resolve
@@ -67,10 +24,10 @@ enum CurrentFrame {
   /// below it or a pod above it. Whether it is still running is for
   /// the engine to check, under its lock.
   static func innermost(in treeID: ObjectIdentifier, for pod: PodRecord) -> Frame? {
-    var next = frame(at: pp_thread_innermost())
+    var next = ThreadRecord.innermostFrame
     while let frame = next {
-      if frame.treeID == treeID, related(pod, frame.pod.unsafelyUnwrapped) { return frame }
-      next = Self.frame(at: frame.threadPrevious)
+      if frame.treeID == treeID, related(pod, frame.pod!) { return frame }
+      next = frame.previousOnThread
     }
     if let frame = task, frame.treeID == treeID, let framePod = frame.pod, related(pod, framePod) {
       return frame

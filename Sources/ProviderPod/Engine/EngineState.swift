@@ -33,20 +33,6 @@ struct EngineState {
     noteRootOverrides()
   }
 
-  /// Notes that this thread is about to read `frame` under the lock: if it is another
-  /// thread's running thread build, the build must end under the lock (see
-  /// `lentThreadBuilds`).
-  @inline(__always)
-  mutating func noteUse(of frame: Frame) {
-    guard frame.isThreadBuild, frame.thread != CurrentFrame.existingThread else { return }
-    noteLent(frame)
-  }
-
-  @inline(never)
-  private mutating func noteLent(_ frame: Frame) {
-    if frame.isBuilding { lentThreadBuilds[ObjectIdentifier(frame)] = frame }
-  }
-
   /// Tells the gate whether the root's builds need the general path, after any change to its
   /// overrides or its life.
   func noteRootOverrides() {
@@ -166,7 +152,7 @@ struct EngineState {
   /// Whether a running build's result may no longer be cached: it was invalidated, or its
   /// scope was cleared after it began.
   func isStale(_ frame: Frame) -> Bool {
-    if frame.phase != .running { return true }
+    if frame.phase != .running { return frame.phase != .runningOnThread }
     guard let scope = frame.clearableScope, let pod = frame.slot?.pod else { return false }
     return (pod.scopeEpochs[scope] ?? 0) != frame.scopeEpoch
   }

@@ -1,28 +1,48 @@
-internal import CProviderPod
 import Dispatch
 
 /// One build: a provider's builder running, with what the pod needs to know about it.
 ///
 /// A builder reaches its frame through the ``BuildContext`` it is given, or, when it resolves
 /// through another reference to the pod, through the thread or task that runs it (see
-/// `CurrentFrame`). Every field is guarded by the engine's lock, except `threadPrevious`, which
-/// only the thread running the build touches.
+/// `CurrentFrame`).
 ///
 /// Frames are reused: once a build is over and nothing but the engine holds its frame (no
 /// context kept by a builder, no child frame, no waiter), the frame goes back to the engine's
 /// spare list, or, for a thread build, to its thread's, so a build allocates nothing of its
 /// own.
 ///
-/// Fields are exempt from dynamic exclusivity checks, which cost more than the rest of an
-/// always-new build's bookkeeping: the lock (or, for `threadPrevious`, the thread) is what
-/// makes access exclusive.
-final class Frame: @unchecked Sendable {
+/// **Unsafe code here, and the invariants it relies on.** The frame is on every build's path,
+/// and checks and reference counts cost more there than the rest of an always-new build's
+/// bookkeeping, so:
+/// - Fields are exempt from dynamic exclusivity checks (`@exclusivity(unchecked)`). Access is
+///   exclusive all the same: every field is read and written under the tree's lock, except by
+///   a thread build (see `ThreadBuild.swift`), whose frame only its own thread can reach until
+///   its context is handed on (`EngineState.noteUse` then makes it end under the lock), and
+///   `threadPrevious` and `nextSpare`, which only the frame's thread touches (`ThreadRecord`).
+/// - `info`, `scope`, `pod` and `parent` are `unowned(unsafe)`; each has a keeper for as long
+///   as it is set. The resolve that started the build holds the provider and override (so
+///   `info` and `scope`) until `forgetBuild` clears them when the build ends. `pod` and
+///   `parent` are retained by their twins `retainedPod` and `retainedParent`, except in a
+///   thread build while it runs: its pod's engine is held by the resolve, and its parent is
+///   the thread build below it on the same thread, which cannot end first. A thread build that
+///   ends while something else holds its frame retains them then (`keepWhatItReaches`).
+/// - The engine is held as `Unmanaged`, retained by `retainedEngine` except in a running thread
+///   build (held by its resolve, as above); a context reaches it through `withEngine` without
+///   a retain, since the context holds the frame.
+/// Nothing outside this file and `ThreadBuild.swift` sets these fields.
+final class Frame {
+  /// Where the frame is in its life. A frame serves two kinds of build, with one life:
+  /// idle, running (on the general path, or as a thread build), perhaps invalidated, finished,
+  /// idle again.
   enum Phase {
-    /// On the spare list.
+    /// On a spare list.
     case idle
-    /// The builder is running and its result will be cached.
+    /// The builder is running on the general path: others can see the build, under the lock.
     case running
-    /// The builder is running, but something it used (or its scope, or its override) was
+    /// An always-new builder is running as its thread's own build, without the lock (see
+    /// `ThreadBuild.swift`): until its context is handed on, only its thread sees it.
+    case runningOnThread
+    /// The builder is running on the general path, but something it used (or its scope, or its override) was
     /// discarded meanwhile: its result must not be cached, and nobody joins it.
     case invalidated
     /// The builder returned; a context kept past this point resolves like the pod itself.
@@ -31,15 +51,15 @@ final class Frame: @unchecked Sendable {
 
   /// The tree of pods the frame belongs to, for finding a thread's frame of a given pod. Set
   /// anew when a thread's spare frame is used for a build in another tree.
-  @exclusivity(unchecked) private(set) var treeID: ObjectIdentifier
-  @exclusivity(unchecked) private(set) var phase = Phase.idle
+  @exclusivity(unchecked) var treeID: ObjectIdentifier
+  @exclusivity(unchecked) var phase = Phase.idle
   // `info` and `scope` are not retained: while the build runs, the resolve that started it
   // holds the provider and the override (whose scope may apply), and `finish` clears them
   // when it ends, so a frame kept past its build holds nothing stale. Only the build's own
   // thread, or the engine under its lock, reads them. Retaining them cost a tenth of an
   // always-new build.
-  @exclusivity(unchecked) private(set) unowned(unsafe) var info: ProviderInfo?
-  @exclusivity(unchecked) private(set) unowned(unsafe) var scope: ScopeInfo?
+  @exclusivity(unchecked) unowned(unsafe) var info: ProviderInfo?
+  @exclusivity(unchecked) unowned(unsafe) var scope: ScopeInfo?
   /// For a build whose result is cached, the slot it was placed in (where others join it);
   /// nil for an always-new build, and once the build has ended.
   @exclusivity(unchecked) private(set) var slot: Slot?
@@ -50,15 +70,15 @@ final class Frame: @unchecked Sendable {
   /// frame and reads its pod outside the lock, also while the build ends. `retainedPod`
   /// keeps it alive, except for a thread build, which no task inherits: there the engine
   /// does, held by the resolve while the build runs and by any context kept past it.
-  @exclusivity(unchecked) private(set) unowned(unsafe) var pod: PodRecord?
-  @exclusivity(unchecked) private var retainedPod: PodRecord?
+  @exclusivity(unchecked) unowned(unsafe) var pod: PodRecord?
+  @exclusivity(unchecked) var retainedPod: PodRecord?
   /// The frame whose builder asked for this one, in the same pod.
   ///
   /// `retainedParent` keeps it alive, except in a thread build while it runs: its parent is
   /// the thread build below it on the same thread, which cannot end first. A thread build
   /// that ends with its context held elsewhere retains its parent then (`keepWhatItReaches`).
-  @exclusivity(unchecked) private(set) unowned(unsafe) var parent: Frame?
-  @exclusivity(unchecked) private var retainedParent: Frame?
+  @exclusivity(unchecked) unowned(unsafe) var parent: Frame?
+  @exclusivity(unchecked) var retainedParent: Frame?
   /// The engine that runs the build, which the build's context resolves through.
   ///
   /// `retainedEngine` keeps it alive, except in a thread build while it runs: the resolve
@@ -75,12 +95,25 @@ final class Frame: @unchecked Sendable {
     engineReference.unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
   }
   @exclusivity(unchecked) private var engineReference: Unmanaged<PodEngine>?
-  @exclusivity(unchecked) private var retainedEngine: PodEngine?
+
+  /// Points the frame at `engine` without retaining it, for a thread build: the resolve that
+  /// runs the build holds the engine until the build ends.
+  @inline(__always)
+  func refer(toUnretained engine: PodEngine) {
+    engineReference = Unmanaged.passUnretained(engine)
+  }
+
+  /// Forgets the engine a thread build pointed at, as it goes back to its thread's spares.
+  @inline(__always)
+  func forgetUnretainedEngine() {
+    engineReference = nil
+  }
+  @exclusivity(unchecked) var retainedEngine: PodEngine?
   /// How many frames are above this one: cycle checks compare depths instead of walking.
-  @exclusivity(unchecked) private(set) var depth = 0
+  @exclusivity(unchecked) var depth = 0
   /// For an always-new build: the nearest caching build above it, which depends on whatever
   /// this one resolves, since nothing in between is cached.
-  @exclusivity(unchecked) private var enclosingOwner: Frame?
+  @exclusivity(unchecked) var enclosingOwner: Frame?
   /// The scope's clear count when the build began, in the pod it was placed in: a clear
   /// while it runs makes it stale.
   @exclusivity(unchecked) private(set) var scopeEpoch = 0
@@ -103,13 +136,10 @@ final class Frame: @unchecked Sendable {
   @exclusivity(unchecked) var asyncBuild: AnyAsyncBuild?
   /// The frame this one was pushed over on its thread (see `CurrentFrame`).
   @exclusivity(unchecked) var threadPrevious: UnsafeMutableRawPointer?
-  /// Whether this is a thread's own build (see `beginThreadBuild`), which runs without the
-  /// lock. Set before the build is shared and cleared after, like every field it sets.
-  @exclusivity(unchecked) private(set) var isThreadBuild = false
   /// For a thread build, the record of the thread running it (see `CurrentFrame.thread`).
-  @exclusivity(unchecked) private(set) var thread: UnsafeMutablePointer<pp_thread_builds>?
+  @exclusivity(unchecked) var thread: ThreadRecord?
   /// The next of the thread's idle frames (retained), while this one is idle there too.
-  @exclusivity(unchecked) private var nextSpare: UnsafeMutableRawPointer?
+  @exclusivity(unchecked) var nextSpare: UnsafeMutableRawPointer?
 
   init(treeID: ObjectIdentifier) {
     self.treeID = treeID
@@ -121,7 +151,9 @@ final class Frame: @unchecked Sendable {
   /// The scope's identity when a clear of it can make this build stale (a caching build in a
   /// scope other than `SingletonScope`), kept as a value so the check retains nothing.
   @exclusivity(unchecked) private(set) var clearableScope: ScopeKey?
-  var isBuilding: Bool { phase == .running || phase == .invalidated }
+  var isBuilding: Bool { phase != .idle && phase != .finished }
+  /// Whether this is a thread's own build, running without the lock (see `ThreadBuild.swift`).
+  var isThreadBuild: Bool { phase == .runningOnThread }
 
   func begin(
     info: ProviderInfo, scope: ScopeInfo, slot: Slot?, pod: PodRecord, parent: Frame?,
@@ -148,97 +180,9 @@ final class Frame: @unchecked Sendable {
     phase = .running
   }
 
-  /// Starts an always-new build that runs without the lock: one asked for through a root pod
-  /// that overrides nothing, from outside any build or from another such build on the same
-  /// thread. Nothing is looked up, joined or recorded for it, so no other thread needs to
-  /// see it: until its context is handed to one, only this thread can reach the frame.
-  func beginThreadBuild(
-    info: ProviderInfo, engine: PodEngine, pod: PodRecord, parent: Frame?,
-    treeID: ObjectIdentifier, on thread: UnsafeMutablePointer<pp_thread_builds>
-  ) {
-    self.treeID = treeID
-    self.thread = thread
-    engineReference = Unmanaged.passUnretained(engine)
-    self.info = info
-    self.scope = info.scope
-    self.pod = pod
-    if let parent {
-      self.parent = parent
-      depth = parent.depth + 1
-    } else {
-      depth = 0
-    }
-    isThreadBuild = true
-    phase = .running
-  }
-
-  /// A frame for a thread build: one of the thread's idle frames, or a new one.
-  @inline(__always)
-  static func takeSpare(
-    from thread: UnsafeMutablePointer<pp_thread_builds>, treeID: ObjectIdentifier
-  ) -> Frame {
-    guard let spare = thread.pointee.spare else { return Frame(treeID: treeID) }
-    let frame = Unmanaged<Frame>.fromOpaque(spare).takeRetainedValue()
-    thread.pointee.spare = frame.nextSpare
-    thread.pointee.spare_count -= 1
-    frame.nextSpare = nil
-    return frame
-  }
-
-  /// Ends a thread build and keeps its frame among the thread's idle ones. False, leaving
-  /// the frame as it is, when something else holds it (a context the builder kept, or handed
-  /// to another thread): then the build must end under the lock, where others read it.
-  @inline(__always)
-  static func endThreadBuild(
-    _ frame: inout Frame, on thread: UnsafeMutablePointer<pp_thread_builds>
-  ) -> Bool {
-    guard isKnownUniquelyReferenced(&frame) else { return false }
-    frame.resetThreadBuild()
-    if thread.pointee.spare_count < EngineState.spareFrameLimit {
-      frame.nextSpare = thread.pointee.spare
-      thread.pointee.spare = Unmanaged.passRetained(frame).toOpaque()
-      thread.pointee.spare_count += 1
-    }
-    return true
-  }
-
-  /// `reset` for a thread build, which sets fewer fields: the always-new path is short
-  /// enough for the other checks to show.
-  @inline(__always)
-  private func resetThreadBuild() {
-    // A thread build sets nothing else: nothing depends on it, nobody waits for it.
-    assert(slot == nil && waiters == nil && asyncBuild == nil && dependencies.isEmpty)
-    assert(!caches && enclosingOwner == nil && retainedPod == nil && retainedParent == nil)
-    assert(retainedEngine == nil)
-    phase = .idle
-    info = nil
-    scope = nil
-    pod = nil
-    parent = nil
-    engineReference = nil
-    isThreadBuild = false
-  }
-
-  /// Lets go of a thread's idle frames, when the thread ends.
-  static func releaseSpares(from first: UnsafeMutableRawPointer?) {
-    var next = first
-    while let spare = next {
-      let frame = Unmanaged<Frame>.fromOpaque(spare).takeRetainedValue()
-      next = frame.nextSpare
-      frame.nextSpare = nil
-    }
-  }
-
   /// Gives a general build its engine, before its builder gets a context.
   func attach(to engine: PodEngine) {
     engineReference = Unmanaged.passUnretained(engine)
-    retainedEngine = engine
-  }
-
-  /// For a thread build that ends while something else holds its frame: from now on the
-  /// frame must keep its parent and its engine alive itself.
-  func keepWhatItReaches() {
-    retainedParent = parent
     retainedEngine = engine
   }
 
@@ -267,7 +211,6 @@ final class Frame: @unchecked Sendable {
     forgetBuild()
     pod = nil
     if retainedPod != nil { retainedPod = nil }
-    isThreadBuild = false
     if caches {
       caches = false
       clearableScope = nil

@@ -129,9 +129,7 @@ extension Pod {
 /// The current thread's idle frames, for tests that always-new builds allocate no frame of
 /// their own and that a thread lets go of its frames when it ends.
 enum ThreadSpareFrames {
-  static var count: Int { CurrentFrame.thread.pointee.spare_count }
+  static var count: Int { ThreadRecord.current.spareCount }
 
-  static var first: AnyObject? {
-    CurrentFrame.thread.pointee.spare.map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() }
-  }
+  static var first: AnyObject? { ThreadRecord.current.spares.first }
 }

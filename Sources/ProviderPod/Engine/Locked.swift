@@ -8,7 +8,17 @@
   import Android
 #endif
 
-/// State guarded by a plain OS lock.
+/// State guarded by a plain OS lock, and the engine's every claim that a type is safe to share
+/// between threads because that lock guards it.
+///
+/// **Unsafe code here, and the invariant it relies on.** The lock and the state live behind
+/// pointers this class allocates and frees; nobody else sees them, and `withLock` is the only
+/// way in. The types listed at the end are declared `@unchecked Sendable` here, and nowhere
+/// else, because the compiler cannot see what makes them safe: each field of theirs is either
+/// immutable once the object is shared, or read and written only while holding their tree's
+/// lock (one `Locked<EngineState>` per tree of pods). The engine's methods that touch them run
+/// under that lock (`EngineState`'s methods, and closures passed to `withLock`); user code
+/// never does. A new type claimed here must say which of its fields are which.
 ///
 /// Not `Synchronization.Mutex`: that needs macOS 15 / iOS 18, a DI library has to run on the
 /// systems apps still support, and on Linux the thread sanitizer cannot see its locking.
@@ -58,3 +68,34 @@ final class Locked<State>: @unchecked Sendable {
     return try body(&state.pointee)
   }
 }
+
+/// Moves a value the caller knows to be safe across an isolation boundary: a value handed to
+/// `overrideProvider(_:withValue:)`, which the pod only hands back to its callers.
+struct UncheckedSendable<Wrapped>: @unchecked Sendable {
+  let value: Wrapped
+}
+
+// The engine's objects that threads share, and why each is safe to.
+
+/// Immutable once the pod is made; its tables are in the tree's state, behind the lock.
+extension PodEngine: @unchecked Sendable {}
+/// Immutable (a value, a hook, a weak reference), apart from `dependencies`, written under
+/// the lock. The value is read without the lock only through the entry's own guarded read.
+extension CacheEntry: @unchecked Sendable {}
+extension ObjectEntry: @unchecked Sendable {}
+extension StrongEntry: @unchecked Sendable {}
+extension WeakEntry: @unchecked Sendable {}
+/// Immutable: a replacement builder and what the pod needs to key it. Non-final, so the
+/// compiler cannot check it; the typed subclasses add one immutable, `@Sendable` closure.
+extension OverrideRecord: @unchecked Sendable {}
+extension TypedOverride: @unchecked Sendable {}
+extension TypedFamilyOverride: @unchecked Sendable {}
+extension TypedAsyncOverride: @unchecked Sendable {}
+extension TypedAsyncFamilyOverride: @unchecked Sendable {}
+/// Every field guarded by the lock; the build's task and continuations are resumed after it.
+extension AnyAsyncBuild: @unchecked Sendable {}
+extension AsyncBuild: @unchecked Sendable {}
+/// Every field guarded by the lock.
+extension InstanceWatch: @unchecked Sendable {}
+/// Guarded by the lock, except what its own header lists as the running thread's alone.
+extension Frame: @unchecked Sendable {}

@@ -1,11 +1,7 @@
-internal import CProviderPod
-
 /// What a pod is made of: its tables (its record in its tree's state, behind the tree's one
 /// lock) and its observer. The public ``Pod`` and the ``BuildContext`` its builders receive
 /// both drive the same engine; a context keeps the engine alive, never the pod.
-final class PodEngine: @unchecked Sendable {
-  // Sendable: every field is immutable except `root`, written once before the engine is
-  // shared; the record is guarded by the state's lock.
+final class PodEngine {
   /// The state of the whole tree of pods, shared with the parent and the children.
   let state: Locked<EngineState>
   /// This pod's tables in it.
@@ -16,7 +12,7 @@ final class PodEngine: @unchecked Sendable {
   let isObserved: Bool
   /// Whether always-new builds through this pod may run without the lock: it is the root,
   /// and nobody observes it (the gate tells the rest).
-  private let mayBuildOnThread: Bool
+  let mayBuildOnThread: Bool
   /// The tree's (see `ThreadBuildGate`).
   let threadBuildGate: ThreadBuildGate
   /// The pod itself, for a builder that asks for it: its record's weak reference, set once
@@ -95,13 +91,9 @@ final class PodEngine: @unchecked Sendable {
     _ provider: Provider<Value>, from caller: Frame?, callerUnknown: Bool = false
   ) -> Value {
     if provider.info.isAlwaysNew, mayBuildOnThread {
-      let thread = CurrentFrame.thread
-      if var frame = beginThreadBuild(of: provider.info, from: caller, on: thread) {
-        CurrentFrame.push(frame, on: thread)
-        let value = provider.build(BuildContext(frame: frame))
-        CurrentFrame.pop(frame, on: thread)
-        if !Frame.endThreadBuild(&frame, on: thread) { endSharedThreadBuild(frame) }
-        return value
+      let thread = ThreadRecord.current
+      if let frame = beginThreadBuild(of: provider.info, from: caller, on: thread) {
+        return runThreadBuild(provider, in: frame, on: thread)
       }
     }
     switch prepare(provider.info, from: caller, callerUnknown: callerUnknown) {
@@ -112,45 +104,6 @@ final class PodEngine: @unchecked Sendable {
       return object.value as! Value
     case .build(let frame, let override, let caller):
       return run(provider, in: frame, override: override, caller: caller)
-    }
-  }
-
-  /// A frame for an always-new build that runs without the lock (see
-  /// `Frame.beginThreadBuild`), or nil for the general path: when the root pod overrides
-  /// something or has gone away, when the build is nested in one that is not a thread build
-  /// of this pod on this thread (the general path finds out what it depends on), or when an
-  /// async build runs in the tree (its task may be the caller).
-  @inline(__always)
-  private func beginThreadBuild(
-    of provider: ProviderInfo, from caller: Frame?,
-    on thread: UnsafeMutablePointer<pp_thread_builds>
-  ) -> Frame? {
-    let innermost = thread.pointee.innermost
-    if let caller {
-      guard innermost == Unmanaged.passUnretained(caller).toOpaque(), caller.isThreadBuild,
-        threadBuildGate.isOpenForNestedBuilds
-      else { return nil }
-      if let report = EngineState.repeatedProviderReport(resolving: provider, from: caller) {
-        fatalError(report)
-      }
-    } else {
-      guard innermost == nil, threadBuildGate.isOpen else { return nil }
-    }
-    let frame = Frame.takeSpare(from: thread, treeID: treeID)
-    frame.beginThreadBuild(
-      info: provider, engine: self, pod: pod, parent: caller, treeID: treeID, on: thread)
-    return frame
-  }
-
-  /// Ends a thread build whose context is held elsewhere, or was used on another thread, under
-  /// the lock, where the other thread read it.
-  @inline(never)
-  private func endSharedThreadBuild(_ frame: Frame) {
-    state.withLock {
-      $0.lentThreadBuilds[ObjectIdentifier(frame)] = nil
-      frame.end()
-      frame.forgetBuild()
-      frame.keepWhatItReaches()
     }
   }
 
@@ -262,18 +215,10 @@ final class PodEngine: @unchecked Sendable {
     onDiscard: DisposalHook<Value>?
   ) -> CacheEntry? {
     // Written under the lock when the build began, by this thread.
-    let scope = frame.scope!
-    let provider = frame.info!
-    if scope.kind != .weak {
-      let ownsValue = override?.ownsValue ?? true
-      let hook = ownsValue ? onDiscard : nil
-      if hook == nil, Value.self is AnyClass {
-        return ObjectEntry(
-          object: unsafeBitCast(value, to: AnyObject.self), provider: provider, scope: scope)
-      }
-      return StrongEntry(value: value, provider: provider, scope: scope, onDiscard: hook)
-    }
-    return classInstance(value).map { WeakEntry(object: $0, provider: provider, scope: scope) }
+    let ownsValue = override?.ownsValue ?? true
+    return CacheEntry.make(
+      caching: value, provider: frame.info!, scope: frame.scope!,
+      hook: ownsValue ? onDiscard : nil)
   }
 
   // MARK: Changing

@@ -35,7 +35,7 @@ extension EngineState {
   ) -> ResolveStep {
     let key = provider.key
     // Thread builds are not counted: the thread's own stack tells.
-    if callerUnknown, runningBuilds > 0 || CurrentFrame.threadIsBuilding {
+    if callerUnknown, runningBuilds > 0 || ThreadRecord.isBuilding {
       return .callerFinished
     }
     if let caller {
@@ -151,7 +151,7 @@ extension EngineState {
       if reporting { events.append(reused(entry, in: owner.pod)) }
       return .cached(entry)
     }
-    if let object = unsafeDowncast(entry, to: WeakEntry.self).object {
+    if let object = entry.weakObject {
       recordDependency(on: owner, from: caller)
       if reporting { events.append(reused(entry, in: owner.pod)) }
       return .cachedObject(UncheckedSendable(value: object))
@@ -245,7 +245,7 @@ extension EngineState {
         events.append(
           ReportedEvent(
             pod: home,
-            event: .built(provider: slot.info.name, scope: frame.scope.unsafelyUnwrapped.name)))
+            event: .built(provider: slot.info.name, scope: frame.scope!.name)))
       }
       if stale || !home.isAlive || (homeSlot !== slot && homeSlot.entry != nil) {
         // Hand the value to this caller only, and make sure nothing caches it inside.
@@ -272,7 +272,7 @@ extension EngineState {
           // A caller in a pod below may have come to shadow what the instance was built
           // from while it was built (an override added meanwhile): it gets the value, but
           // must not be cached from it.
-          let requester = frame.pod.unsafelyUnwrapped
+          let requester = frame.pod!
           let requesterShadows =
             requester !== home && shadowsSince(homeSlot, from: requester, below: home)
           if let callerPod = caller?.pod, callerPod !== home,
@@ -307,10 +307,10 @@ extension EngineState {
     } else if reporting {
       events.append(
         ReportedEvent(
-          pod: frame.pod.unsafelyUnwrapped,
+          pod: frame.pod!,
           event: .built(
-            provider: frame.info.unsafelyUnwrapped.name,
-            scope: frame.scope.unsafelyUnwrapped.name)))
+            provider: frame.info!.name,
+            scope: frame.scope!.name)))
     }
     recycle(&frame)
     return waiters

@@ -23,7 +23,7 @@ struct Watchers {
 
 /// What one instance watcher last handed out, and whether the pod changed since. Every field
 /// is guarded by the engine's lock.
-final class InstanceWatch: @unchecked Sendable {
+final class InstanceWatch {
   /// What the watcher knows of the instance it handed out last.
   enum Seen {
     /// Nothing yet, or a change happened while it resolved: whatever it got may already be
