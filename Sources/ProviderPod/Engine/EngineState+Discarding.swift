@@ -1,0 +1,124 @@
+/// Discarding: what a clear, an override or a pod going away takes out of the tables, and
+/// the order its hooks run in. Runs under the lock; hooks and deinits run after it.
+extension EngineState {
+  /// Discards the instances of `slots` (if cached), invalidates their builds in progress (if
+  /// any), and cascades to everything built from them, wherever it is cached, in whichever
+  /// pod. Costs what it discards: each step follows the recorded "built from" links.
+  mutating func discard(_ slots: [Slot], reason: DiscardReason, into after: inout Aftermath) {
+    guard !slots.isEmpty else { return }
+    var pending = slots.map { ($0, reason) }
+    var seen = Set(slots.map(\.id))
+    var removed: [(slot: Slot, entry: CacheEntry)] = []
+    var index = 0
+    // Breadth first, so events read from the cause outwards.
+    while index < pending.count {
+      let (slot, reason) = pending[index]
+      index += 1
+      // A slot of a pod that went away is reached only through a stale build still running
+      // (it counts the slot among an ancestor's dependents until it ends): that pod disposed
+      // of its instances when it went, and what is left in the slot goes with it.
+      guard slot.pod.isAlive else { continue }
+      if let build = slot.build { invalidate(build, released: &after.released) }
+      if let entry = removeEntry(of: slot, released: &after.released) {
+        removed.append((slot, entry))
+        // Only an observed pod's events are reported: a clear of thousands makes none else.
+        if slot.pod.hasObserver {
+          after.events.append(
+            ReportedEvent(
+              pod: slot.pod,
+              event: .discarded(
+                provider: entry.provider.name, scope: entry.scope.name, reason: reason)))
+        }
+      }
+      for dependent in slot.dependents where seen.insert(dependent.slot.id).inserted {
+        pending.append((dependent.slot, .dependencyDiscarded))
+      }
+    }
+    for (slot, _) in pending { pruneIfUnused(slot, released: &after.released) }
+    if removed.contains(where: \.entry.hasDisposal) {
+      after.disposals.append(contentsOf: Self.dependentsFirst(removed).filter(\.hasDisposal))
+    }
+  }
+
+  /// What a pod going away leaves to release once the lock is dropped: its tables whole, so
+  /// that nothing it held is freed (and no deinit runs) under the lock.
+  struct ReleasedPod {
+    var slots: [ProviderKey: Slot] = [:]
+    var overrides: [ProviderKey: OverrideRecord] = [:]
+    var objects: [AnyObject] = []
+    /// The instances with hooks, dependents first.
+    var disposals: [CacheEntry] = []
+  }
+
+  /// Removes every instance a pod caches, for the pod going away. Every slot of the pod goes,
+  /// so only what other pods keep of it is undone one by one: its links to its ancestors'
+  /// instances and the "built from" counts it added there. Its children went before it (a
+  /// child holds its parent), and their slots with them.
+  mutating func release(_ pod: PodRecord) -> ReleasedPod {
+    pod.isAlive = false
+    if pod === root { noteRootOverrides() }
+    pod.parent?.children[pod.id] = nil
+    var result = ReleasedPod()
+    var hasDisposals = false
+    for slot in pod.slots.values {
+      // "Built from" both ways within the pod would keep its slots alive in a cycle, and every
+      // slot goes: the counts within the pod are dropped whole, so dropping a build's counts
+      // on a slot already visited finds nothing, and one not yet visited is emptied anyway.
+      slot.dependents.removeAll()
+      if let build = slot.build { invalidate(build, released: &result.objects) }
+      guard let entry = slot.entry else { continue }
+      if let target = slot.linkTarget {
+        slot.entry = nil
+        slot.linkTarget = nil
+        dropDependent(slot, on: target, released: &result.objects)
+        continue
+      }
+      for dependency in entry.dependencies where dependency.pod !== pod {
+        dropDependent(slot, on: dependency, released: &result.objects)
+      }
+      if entry.hasDisposal { hasDisposals = true }
+    }
+    if hasDisposals {
+      let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
+      result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
+    }
+    // The slots keep their instances until they are freed, after the lock; `discard` skips
+    // them.
+    swap(&result.slots, &pod.slots)
+    swap(&result.overrides, &pod.overrides)
+    pod.scopeMembers = [:]
+    pod.familySlots = [:]
+    if pod.parent == nil {
+      result.objects.append(contentsOf: spareFrames)
+      spareFrames = []
+    }
+    return result
+  }
+
+  /// The removed instances ordered so that every instance comes before those it was built
+  /// from: a post-order walk along "built from", reversed. An explicit stack, since chains can
+  /// be deeper than the call stack allows. Each instance comes with the slot it was cached in,
+  /// which is how "built from" names it.
+  static func dependentsFirst(_ removed: [(slot: Slot, entry: CacheEntry)]) -> [CacheEntry] {
+    var bySlot: [SlotID: CacheEntry] = [:]
+    for (slot, entry) in removed { bySlot[slot.id] = entry }
+    var order: [CacheEntry] = []
+    var visited: Set<SlotID> = []
+    for (root, _) in removed where !visited.contains(root.id) {
+      var stack: [(slot: SlotID, expanded: Bool)] = [(root.id, false)]
+      while let (slot, expanded) = stack.popLast() {
+        guard let entry = bySlot[slot] else { continue }
+        if expanded {
+          order.append(entry)
+          continue
+        }
+        guard visited.insert(slot).inserted else { continue }
+        stack.append((slot, true))
+        for dependency in entry.dependencies where !visited.contains(dependency.id) {
+          stack.append((dependency.id, false))
+        }
+      }
+    }
+    return order.reversed()
+  }
+}

@@ -1,0 +1,71 @@
+extension EngineState {
+  /// The earlier providers made by the same expression as `provider` whose cached instance
+  /// or override the pod still holds. Records `provider` as the latest of its kind if the
+  /// pod caches it. Live weak instances found are added to `held`, to be let go of after the
+  /// lock.
+  mutating func lookalikeSuspects(
+    of provider: ProviderInfo, in pod: PodRecord, held: inout [AnyObject]
+  ) -> [LookalikeSuspect] {
+    let slots = pod.slots
+    guard let lookalike = Lookalike(provider) else { return [] }
+    var suspects: [LookalikeSuspect] = []
+    if slots[provider.key]?.entry != nil,
+      let previous = pod.lookalikes.record(provider.key, for: lookalike, slots: slots),
+      previous != provider.key, let slot = slots[previous], let entry = slot.entry,
+      isLookalike(slot.info, of: provider, lookalike: lookalike)
+    {
+      if entry.isStrong {
+        suspects.append(.provider(slot.info))
+      } else if let object = entry.weakObject {
+        held.append(object)
+        suspects.append(.provider(slot.info))
+      }
+    }
+    guard !pod.overrides.isEmpty else { return suspects }
+    let family = provider.family.map(Lookalike.init)
+    for record in pod.overrides.values {
+      if let other = record.provider, isLookalike(other, of: provider, lookalike: lookalike) {
+        suspects.append(.provider(other))
+      } else if let other = record.family, other !== provider.family, Lookalike(other) == family {
+        suspects.append(.family(other))
+      }
+    }
+    return suspects
+  }
+
+  /// Whether `other` is another provider made by the expression that made `provider`: a
+  /// family's members never are, among themselves.
+  private func isLookalike(
+    _ other: ProviderInfo, of provider: ProviderInfo, lookalike: Lookalike
+  ) -> Bool {
+    guard other !== provider, Lookalike(other) == lookalike else { return false }
+    return other.family == nil || other.family !== provider.family
+  }
+}
+
+extension PodEngine {
+  /// After a build in an observed pod: adds `.providerRecreated` to `events` if the pod holds
+  /// the instance or override of an earlier provider made by the same expression that is now
+  /// gone. Takes the lock once to look; checks what it found outside it.
+  func noteRecreation(of provider: ProviderInfo, into events: inout [ReportedEvent]) {
+    guard let declaration = provider.declaration ?? provider.family?.declaration else { return }
+    var held: [AnyObject] = []
+    let pod = self.pod
+    let suspects = state.withLock { $0.lookalikeSuspects(of: provider, in: pod, held: &held) }
+    defer { withExtendedLifetime(held) {} }
+    guard suspects.contains(where: \.isGone) else { return }
+    events.append(
+      ReportedEvent(
+        pod: pod,
+        event: .providerRecreated(provider: provider.name, declaration: declaration.site)))
+  }
+}
+
+extension Pod {
+  /// How many lookalike keys the pod keeps, for tests that unobserved pods keep none and
+  /// observed ones stay proportional to what they cache.
+  var lookalikeCount: Int {
+    let pod = engine.pod
+    return engine.state.withLock { _ in pod.lookalikes.latest.count }
+  }
+}

@@ -1,0 +1,75 @@
+/// The changes a pod or a build context asks for: the one lock discipline of the engine,
+/// decide under the lock (an `EngineState` method that returns what to do), then report events,
+/// wake watchers and run hooks after unlocking.
+extension PodEngine {
+  /// Applies a change to the state, then reports its events and runs its disposal hooks,
+  /// outside the lock and before returning.
+  func change(
+    isolation: (any Actor)?, _ body: (inout EngineState, inout EngineState.Aftermath) -> Void
+  ) {
+    var after = EngineState.Aftermath()
+    state.withLock {
+      body(&$0, &after)
+      $0.noticeChange(into: &after)
+    }
+    defer { withExtendedLifetime(after.released) {} }
+    report(after.events)
+    for wakeUp in after.wakeUps { wakeUp() }
+    guard !after.disposals.isEmpty else { return }
+    // Main-actor hooks run at once when the caller is on the main actor.
+    let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
+    for entry in after.disposals { entry.dispose(onMainActor: onMainActor) }
+  }
+
+  func install(_ record: OverrideRecord, isolation: (any Actor)?) {
+    let pod = self.pod
+    change(isolation: isolation) { $0.install(record, in: pod, into: &$1) }
+  }
+
+  func removeOverride(of key: ProviderKey, isolation: (any Actor)?) {
+    let pod = self.pod
+    change(isolation: isolation) { $0.removeOverride(key, in: pod, into: &$1) }
+  }
+
+  func clear(scope: any ProviderScope, isolation: (any Actor)?) {
+    // `children` is user code: walk the tree before taking the lock.
+    let scopes = ScopeInfo.clearableSubtree(of: scope)
+    guard !scopes.isEmpty else { return }
+    let pod = self.pod
+    change(isolation: isolation) { $0.clear(scopes: scopes, in: pod, into: &$1) }
+  }
+
+  func clear(provider: ProviderInfo, isolation: (any Actor)?) {
+    let pod = self.pod
+    change(isolation: isolation) {
+      $0.discard(pod.slots[provider.key].map { [$0] } ?? [], reason: .providerCleared, into: &$1)
+    }
+  }
+
+  func clear(family: FamilyInfo, isolation: (any Actor)?) {
+    let pod = self.pod
+    change(isolation: isolation) {
+      $0.discard($0.members(of: family, in: pod), reason: .providerCleared, into: &$1)
+    }
+  }
+
+  func dependencyGraph() -> DependencyGraph {
+    // Weak instances are held while the graph is made, and let go after the lock.
+    var held: [AnyObject] = []
+    let pod = self.pod
+    let graph = state.withLock { $0.dependencyGraph(of: pod, holding: &held) }
+    withExtendedLifetime(held) {}
+    return graph
+  }
+
+  /// The pod is going away: dispose of what it built (no events: there is no pod left to
+  /// report about), let running builds finish without caching, and leave nothing of it in
+  /// its parent.
+  func shutDown() {
+    let pod = self.pod
+    let (released, wakeUps) = state.withLock { ($0.release(pod), $0.endWatchers(of: pod)) }
+    for wakeUp in wakeUps { wakeUp() }
+    for entry in released.disposals { entry.dispose(onMainActor: false) }
+    withExtendedLifetime(released) {}
+  }
+}

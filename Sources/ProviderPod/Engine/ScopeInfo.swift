@@ -1,0 +1,83 @@
+/// How the pod treats a scope, worked out once per provider or override. A class, so frames
+/// and entries share it with one reference count instead of copying its fields.
+final class ScopeInfo: Sendable {
+  enum Kind: Sendable { case alwaysCreateNew, singleton, weak, custom }
+
+  let scope: any ProviderScope
+  let key: ScopeKey
+  let name: String
+  let kind: Kind
+  /// This scope and every scope reachable through `children`, for captive-dependency checks.
+  let subtree: Set<ScopeKey>
+
+  init(_ scope: any ProviderScope) {
+    self.scope = scope
+    self.key = ScopeKey(scope)
+    self.name = String(describing: type(of: scope))
+    switch scope {
+    case is AlwaysCreateNewScope: kind = .alwaysCreateNew
+    case is SingletonScope: kind = .singleton
+    case is WeakScope: kind = .weak
+    default: kind = .custom
+    }
+    self.subtree = Set(ScopeInfo.clearableSubtree(of: scope).map(\.key))
+  }
+
+  /// The scopes a clear of `scope` reaches: itself and its descendants, each once,
+  /// leaving out the built-in scopes that are never cleared.
+  static func clearableSubtree(of scope: any ProviderScope) -> [ScopeInfo.Visit] {
+    var visited: Set<ScopeKey> = []
+    var pending: [any ProviderScope] = [scope]
+    var result: [Visit] = []
+    while let next = pending.popLast() {
+      let key = ScopeKey(next)
+      guard visited.insert(key).inserted else { continue }
+      if next is SingletonScope || next is AlwaysCreateNewScope { continue }
+      result.append(Visit(key: key, name: String(describing: type(of: next))))
+      pending.append(contentsOf: next.children.reversed())
+    }
+    return result
+  }
+
+  /// The scopes a child pod given `scope` owns: itself and its descendants, each once.
+  /// Adds `scope` and its descendants to `owned`, each once. An array rather than a set: a
+  /// pod owns a handful of scopes, and a server makes a pod per request, for which a set's
+  /// allocation and hashing cost more than scanning a few keys.
+  static func addOwnedSubtree(of scope: any ProviderScope, to owned: inout [ScopeKey]) {
+    let key = ScopeKey(scope)
+    guard !owned.contains(key) else { return }
+    owned.append(key)
+    // Most scopes have no children: no list of pending ones for them.
+    var pending = scope.children
+    while let next = pending.popLast() {
+      let key = ScopeKey(next)
+      guard !owned.contains(key) else { continue }
+      owned.append(key)
+      pending.append(contentsOf: next.children)
+    }
+  }
+
+  struct Visit: Sendable {
+    let key: ScopeKey
+    let name: String
+  }
+}
+
+/// A scope's identity: its type.
+struct ScopeKey: Hashable, Sendable {
+  private let id: ObjectIdentifier
+
+  init(_ scope: any ProviderScope) {
+    id = ObjectIdentifier(type(of: scope))
+  }
+
+  func hash(into hasher: inout Hasher) {
+    hasher.combine(id)
+  }
+
+  /// A type's address, hashed cheaply (see `mixedAddressHash`): every child pod made looks
+  /// its owned scopes up, and every clear its scopes.
+  func _rawHashValue(seed: Int) -> Int {
+    mixedAddressHash(UInt(bitPattern: id), seed: seed)
+  }
+}
