@@ -146,9 +146,10 @@ struct ThreadBuildTests {
     #expect(wrong.value == 0)
     #expect(pod.invariantViolations == [])
   }
-  // Found by a review: the other thread's reads of the frame (under the lock) and this
-  // thread's reuse of it (without) were ordered only by the frame's reference count, which
-  // the thread sanitizer does not see, and which on arm64 is read without ordering.
+
+  // The other thread's reads of the frame (under the lock) must come before this thread's
+  // reuse of it (without), by more than the frame's reference count: the thread sanitizer
+  // does not see that count, and on arm64 it is read without ordering.
   @Test("a context used by another thread, then let go of before its build ends")
   func contextUsedElsewhereThenLetGo() {
     final class Sentinel {}
