@@ -116,6 +116,55 @@ struct AsyncBuildLifetimeTests {
     gate.withLock { $0 }!.resume()
     #expect(await disposed.next())
   }
+
+  // Meant for the thread sanitizer: a task made inside an async build inherits the build's
+  // frame, and reads `frame.pod` outside the lock while the build ends and clears it.
+  @Test("a task spawned by an async builder resolves soundly while the build ends")
+  func taskInheritingFrameResolvesWhileBuildEnds() async throws {
+    let pod = Pod()
+    let cached = instanceProvider("cached")
+    let first = pod.resolve(cached)
+    let stop = Shared(false)
+    let looping = DispatchSemaphore(value: 0)
+    let spawned = Shared<Task<Int, Never>?>(nil)
+    let spawner = AsyncProvider(name: "spawner") { _ in
+      let task = Task { () -> Int in
+        var rounds = 0
+        looping.signal()
+        while !stop.withLock({ $0 }), rounds < 200_000 {
+          if pod.resolve(cached) !== first { return -1 }
+          rounds += 1
+        }
+        return rounds
+      }
+      spawned.withLock { $0 = task }
+      await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+          waitWithWatchdog(looping)
+          continuation.resume()
+        }
+      }
+      return 1
+    }
+    // Another build keeps builds running, so the spawned task keeps looking at its frame.
+    let holdProceed = DispatchSemaphore(value: 0)
+    let holdEntered = DispatchSemaphore(value: 0)
+    let holder = Provider(name: "holder") { _ in
+      holdEntered.signal()
+      waitWithWatchdog(holdProceed)
+      return 0
+    }
+    let holding = startThread { _ = pod.resolve(holder) }
+    #expect(waitWithWatchdog(holdEntered))
+    #expect(try await pod.resolve(spawner) == 1)
+    for _ in 0..<1_000 { #expect(pod.resolve(cached) === first) }
+    stop.withLock { $0 = true }
+    let rounds = await spawned.withLock { $0 }!.value
+    holdProceed.signal()
+    #expect(waitWithWatchdog(holding))
+    #expect(rounds > 0)
+    #expect(pod.invariantViolations == [])
+  }
 }
 
 /// A pod released from a task that a plain `onDiscard` hook started: its main-actor hooks

@@ -64,29 +64,6 @@ final class ManualSleep: Sendable {
   var cancellations: Int { state.withLock { $0.cancellations } }
 }
 
-extension AsyncStream where Element: Sendable {
-  /// The next element; fails the test if none comes (a watchdog, not a delay: the element
-  /// normally comes at once).
-  func next(_ what: Comment) async -> Element? {
-    let stream = self
-    let element = await withTaskGroup(of: Element?.self) { group in
-      group.addTask {
-        var iterator = stream.makeAsyncIterator()
-        return await iterator.next()
-      }
-      group.addTask {
-        try? await Task.sleep(for: .seconds(20))
-        return nil
-      }
-      let first = await group.next()!
-      group.cancelAll()
-      return first
-    }
-    if element == nil { Issue.record("timed out waiting for \(what)") }
-    return element
-  }
-}
-
 /// Suspends until the task is cancelled, then throws `CancellationError`: a builder that
 /// never finishes by itself.
 func waitUntilCancelled() async throws {

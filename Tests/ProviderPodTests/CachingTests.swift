@@ -1,5 +1,6 @@
-import ProviderPod
 import Testing
+
+@testable import ProviderPod
 
 private protocol Greeter: Sendable { func greet() -> String }
 private struct EnglishGreeter: Greeter { func greet() -> String { "hello" } }
@@ -114,5 +115,34 @@ struct CachingTests {
     let second = Pod()
     #expect(first.resolve(provider) !== second.resolve(provider))
     #expect(first.resolve(provider) === first.resolve(provider))
+  }
+
+  @Test("a class instance cached without a hook is the same object on every path")
+  func objectEntryOnEveryPath() async throws {
+    let live = LiveCount()
+    do {
+      let recorder = EventRecorder()
+      let observed = Pod(observer: recorder)
+      let plain = Pod()
+      let child = Pod(parent: plain)
+      let sync = Provider(name: "sync") { _ in Tracked(live, serial: 0) }
+      let asyncProvider = AsyncProvider(name: "async") { _ in Tracked(live, serial: 1) }
+      let user = Provider(name: "user") { context in
+        Tracked(
+          live, serial: 2, dependencies: [context.resolve(sync), context.resolve(sync)])
+      }
+      for pod in [observed, plain, child] {
+        let first = pod.resolve(sync)
+        #expect(pod.resolve(sync) === first)
+        let made = pod.resolve(user)
+        #expect(made.dependencies.allSatisfy { $0 === first })
+        let asyncFirst = try await pod.resolve(asyncProvider)
+        #expect(try await pod.resolve(asyncProvider) === asyncFirst)
+      }
+      #expect(child.resolve(sync) === plain.resolve(sync))
+      #expect(observed.invariantViolations == [])
+      #expect(plain.invariantViolations == [])
+    }
+    #expect(live.value == 0)
   }
 }

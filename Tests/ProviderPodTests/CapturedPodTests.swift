@@ -18,15 +18,54 @@ let capturedPing: Provider<Int> = Provider(name: "ping") { _ in capturedAppPod.r
 }
 let capturedPong: Provider<Int> = Provider(name: "pong") { pod in pod.resolve(capturedPing) }
 
-private func standardError(_ result: ExitTest.Result?) -> String {
-  String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+/// A in one pod needs B in another pod, which needs A again: two trees, one loop.
+let twoPodLoopA: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "twoPodLoopA"
+) { _ in otherGlobalPod.resolve(twoPodLoopB) }
+let twoPodLoopB: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "twoPodLoopB"
+) { _ in globalPod.resolve(twoPodLoopA) }
+
+/// An always-new provider that needs itself, resolved from inside an async builder through
+/// the global pod.
+let asyncBuilderLoopInner: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "asyncBuilderLoopInner"
+) { context in context.resolve(asyncBuilderLoopInner) }
+let asyncBuilderLoop = AsyncProvider<Int>(name: "asyncBuilderLoop") { _ in
+  await Task.yield()
+  return globalPod.resolve(asyncBuilderLoopInner)
 }
 
-/// A pod of its own for each test below, reached the way a global is: not through the
-/// builder's parameter.
-private final class PodHolder: @unchecked Sendable {
-  var pod: Pod!
+/// Always-new A resolves always-new B through its context (short path with a caller), B
+/// resolves A through the global pod (general path, caller unknown).
+let globalLoopA: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "globalLoopA"
+) { context in context.resolve(globalLoopB) }
+let globalLoopB: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "globalLoopB"
+) { _ in globalPod.resolve(globalLoopA) + 1 }
+
+/// A cached provider whose always-new dependency resolves it again through the global pod.
+let cachedTopViaGlobal: Provider<Int> = Provider(name: "cachedTopViaGlobal") { _ in
+  globalPod.resolve(alwaysNewMiddleViaGlobal)
 }
+let alwaysNewMiddleViaGlobal: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "alwaysNewMiddleViaGlobal"
+) { _ in globalPod.resolve(cachedTopViaGlobal) }
+
+/// An always-new provider resolving itself through the global pod, from a second thread
+/// that the builder hands its context to and waits for.
+let selfHandOff: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "selfHandOff"
+) { context in
+  let result = Shared(0)
+  let done = startThread { result.withLock { $0 = context.resolve(selfViaGlobal) } }
+  done.wait()
+  return result.withLock { $0 }
+}
+let selfViaGlobal: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "selfViaGlobal"
+) { _ in globalPod.resolve(selfHandOff) }
 
 @Suite("Resolving through the pod itself inside a builder")
 struct CapturedPodTests {
@@ -180,5 +219,131 @@ struct CapturedPodTests {
     let screenNow = pod.resolve(screen)
     #expect(screenNow.dependencies[0] === pod.resolve(step))
     #expect(pod.resolve(step).dependencies[0] === pod.resolve(session))
+  }
+
+  @Test("a held pod resolved from many threads and from inside builders: right values, recorded")
+  func heldPodFromThreadsAndBuilders() {
+    let holder = PodHolder()
+    let client = instanceProvider("client", scope: StepScope())
+    let leaf = Provider(scope: AlwaysCreateNewScope(), name: "leaf") { _ in 1 }
+    let viaHeld = Provider(scope: AlwaysCreateNewScope(), name: "viaHeld") { _ in
+      holder.pod.resolve(leaf) + 10
+    }
+    let viaContext = Provider(scope: AlwaysCreateNewScope(), name: "viaContext") { context in
+      context.resolve(viaHeld) + context.resolve(leaf) * 100
+    }
+    let top = Provider(scope: AlwaysCreateNewScope(), name: "top") { context in
+      let from = holder.pod.resolve(client)
+      let value = context.resolve(viaContext) + holder.pod.resolve(viaContext)
+      return Instance("top", serial: value, dependencies: [from])
+    }
+    let cachedTop = Provider(scope: StepScope(), name: "cachedTop") { _ in
+      holder.pod.resolve(top)
+    }
+    holder.pod = Pod()
+    let pod = holder.pod!
+    let wrong = Counter()
+    onThreads(4) { index in
+      for round in 0..<2_000 {
+        if index == 0, round % 50 == 0 { pod.clearCachedInstances(forScope: StepScope()) }
+        let made = index % 2 == 0 ? pod.resolve(top) : pod.resolve(cachedTop)
+        if made.serial != 222 || made.dependencies.count != 1 { wrong.next() }
+      }
+    }
+    #expect(wrong.value == 0)
+    #expect(pod.invariantViolations == [])
+    // What the chain resolved through the held pod is what the cached top was built from.
+    let before = pod.resolve(cachedTop)
+    #expect(before.dependencies[0] === pod.resolve(client))
+    pod.clearCachedInstance(of: client)
+    let after = pod.resolve(cachedTop)
+    #expect(after !== before)
+    #expect(after.dependencies[0] === pod.resolve(client))
+    #expect(pod.invariantViolations == [])
+  }
+
+  @Test("builders resolving through a global child and through the global parent are recorded")
+  func globalPodsInsideChildBuilds() {
+    let box = PodTreeHolder()
+    let base = instanceProvider("base")
+    let window = Provider<Instance>(scope: AppWindowScope(), name: "window") { _ in
+      Instance("window", serial: 0, dependencies: [box.parent.resolve(base)])
+    }
+    let view = Provider<Instance>(scope: WindowStepScope(), name: "view") { _ in
+      Instance("view", serial: 0, dependencies: [box.child.resolve(window)])
+    }
+    let shared = Provider<Instance>(name: "shared") { _ in
+      Instance("shared", serial: 0, dependencies: [box.child.resolve(base)])
+    }
+    box.parent = Pod()
+    box.child = Pod(parent: box.parent, scopes: [AppWindowScope()])
+    let child = box.child!
+    let firstView = child.resolve(view)
+    let firstShared = child.resolve(shared)
+    #expect(firstShared === box.parent.resolve(shared))  // built from nothing of the child's
+    #expect(firstView.dependencies[0] === child.resolve(window))
+
+    box.parent.clearCachedInstance(of: base)
+    let secondView = child.resolve(view)
+    #expect(secondView !== firstView)
+    #expect(secondView.dependencies[0].dependencies[0] === box.parent.resolve(base))
+    #expect(child.resolve(shared) !== firstShared)
+    #expect(box.parent.invariantViolations == [])
+  }
+
+  @Test("a loop through two pods' globals stops with the chain")
+  func cycleAcrossTwoTrees() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)
+      _ = globalPod.resolve(twoPodLoopA)
+    }
+    let message = standardError(result)
+    #expect(message.contains("ProviderPod: dependency cycle: "))
+  }
+
+  @Test("an always-new loop inside an async builder, through the global pod, stops")
+  func cycleInsideAsyncBuilder() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)
+      _ = try? await globalPod.resolve(asyncBuilderLoop)
+    }
+    let message = standardError(result)
+    #expect(message.contains("ProviderPod: dependency cycle: "))
+    #expect(message.contains("-> asyncBuilderLoopInner\n"))
+  }
+
+  @Test("an always-new chain closed through the global pod stops with the chain")
+  func alwaysNewChainThroughGlobalPod() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)
+      _ = globalPod.resolve(globalLoopA)
+    }
+    let message = standardError(result)
+    #expect(message.contains("ProviderPod: dependency cycle: "))
+    #expect(message.contains("globalLoopA ("))
+    #expect(message.contains("globalLoopB ("))
+  }
+
+  @Test("a cached provider reached again through an always-new one and the global pod stops")
+  func cachedThroughAlwaysNewThroughGlobalPod() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)
+      _ = globalPod.resolve(cachedTopViaGlobal)
+    }
+    let message = standardError(result)
+    #expect(message.contains("ProviderPod: dependency cycle: cachedTopViaGlobal ("))
+    #expect(message.contains("-> alwaysNewMiddleViaGlobal ("))
+    #expect(message.contains("-> cachedTopViaGlobal\n"))
+  }
+
+  @Test("an always-new provider needing itself via a handed-off context and the global pod stops")
+  func alwaysNewSelfThroughHandOffAndGlobalPod() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)
+      _ = globalPod.resolve(selfHandOff)
+    }
+    let message = standardError(result)
+    #expect(message.contains("ProviderPod: dependency cycle"))
+    #expect(message.contains("selfHandOff"))
   }
 }

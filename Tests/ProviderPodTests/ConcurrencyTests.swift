@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
-import ProviderPod
 import Testing
+
+@testable import ProviderPod
 
 @Suite("Concurrency")
 struct ConcurrencyTests {
@@ -279,5 +280,43 @@ struct ConcurrencyTests {
       return await Set(group.reduce(into: []) { $0.append($1) })
     }
     #expect(ids.count == 1)
+  }
+
+  @Test("an override removed while it builds on another thread: the next resolve is the provider's")
+  func overrideRemovedWhileBuilding() {
+    let recorder = EventRecorder()
+    let pod = Pod(observer: recorder)
+    let target = instanceProvider("target")
+    let other = instanceProvider("other")
+    let leaf = instanceProvider("leaf", scope: StepScope())
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    pod.overrideProvider(target, scope: LeafScope()) { context in
+      entered.signal()
+      waitWithWatchdog(proceed)
+      return Instance("override", serial: 0, dependencies: [context.resolve(leaf)])
+    }
+    let result = Shared<Instance?>(nil)
+    let done = startThread { result.withLock { $0 = pod.resolve(target) } }
+    guard waitOrFail(entered, "the override's build") else { return }
+    pod.removeOverrideProvider(target)
+    // Churn records and scopes, so that memory the removed override used is reused.
+    for round in 0..<200 {
+      pod.overrideProvider(other, scope: round.isMultiple(of: 2) ? OtherStepScope() : LeafScope()) {
+        _ in Instance("otherOverride", serial: round)
+      }
+      _ = pod.resolve(other)
+      pod.removeOverrideProvider(other)
+    }
+    proceed.signal()
+    guard waitOrFail(done, "the override's build") else { return }
+    #expect(result.withLock { $0 }?.label == "override")
+    #expect(pod.resolve(target).label == "target")
+    let builtScopes = recorder.events.compactMap { event -> String? in
+      if case .built(let provider, let scope) = event, provider == "target" { return scope }
+      return nil
+    }
+    #expect(builtScopes == ["LeafScope", "SingletonScope"])
+    #expect(pod.invariantViolations == [])
   }
 }

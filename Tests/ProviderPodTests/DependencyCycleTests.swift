@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
-import ProviderPod
 import Testing
+
+@testable import ProviderPod
 
 /// This file's name, as default provider names and cycle reports give it.
 private let thisFileName = fileName()
@@ -91,9 +92,25 @@ let innerLoop: Provider<Int> = Provider(name: "innerLoop") { pod in
   return pod.resolve(outerLoop)
 }
 
-private func standardError(_ result: ExitTest.Result?) -> String {
-  String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+/// A loop of 40 distinct always-new providers through their contexts: longer than the first
+/// depth the check looks at.
+let ringOfForty: ProviderFamily<Int, Int> = ProviderFamily(
+  scope: AlwaysCreateNewScope(), name: "ringOfForty"
+) { context, index in context.resolve(ringOfForty((index + 1) % 40)) }
+
+/// Always-new ping-pong through contexts, each step on a thread of its own: the chain is
+/// only visible through the frames' parents, and each build takes the short path.
+let alwaysNewPing: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "alwaysNewPing"
+) { context in
+  let result = Shared(0)
+  let done = startThread { result.withLock { $0 = context.resolve(alwaysNewPong) } }
+  done.wait()
+  return result.withLock { $0 }
 }
+let alwaysNewPong: Provider<Int> = Provider(
+  scope: AlwaysCreateNewScope(), name: "alwaysNewPong"
+) { context in context.resolve(alwaysNewPing) + 1 }
 
 @Suite("Dependency cycles")
 struct DependencyCycleTests {
@@ -208,5 +225,52 @@ struct DependencyCycleTests {
     let leaf = Provider(scope: AlwaysCreateNewScope()) { _ in 1 }
     let top = Provider { pod in pod.resolve(leaf) + pod.resolve(leaf) }
     #expect(Pod().resolve(top) == 2)
+  }
+
+  @Test("a loop of 40 always-new providers through contexts stops, not overflows")
+  func longRingStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)
+      _ = Pod().resolve(ringOfForty(0))
+    }
+    let message = standardError(result)
+    #expect(message.contains("ProviderPod: dependency cycle: ringOfForty("))
+    #expect(message.contains("-> ringOfForty(39) ("))
+  }
+
+  @Test("always-new providers needing each other across threads through contexts stop")
+  func alwaysNewPingPongAcrossThreads() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)
+      _ = Pod().resolve(alwaysNewPing)
+    }
+    let message = standardError(result)
+    #expect(message.contains("ProviderPod: dependency cycle: "))
+    #expect(message.contains("alwaysNewPing ("))
+    #expect(message.contains("alwaysNewPong ("))
+  }
+
+  @Test("a long chain of distinct always-new providers is not mistaken for a cycle")
+  func longAlwaysNewChainIsFine() {
+    let pod = Pod()
+    var chain = [instanceProvider("new0", scope: AlwaysCreateNewScope())]
+    for index in 1..<100 {
+      chain.append(
+        instanceProvider("new\(index)", scope: AlwaysCreateNewScope(), dependencies: [chain.last!]))
+    }
+    let top = instanceProvider("top", scope: StepScope(), dependencies: [chain.last!])
+    var depth = 0
+    var current: Instance? = pod.resolve(chain.last!)
+    while let next = current?.dependencies.first {
+      depth += 1
+      current = next
+    }
+    #expect(depth == 99)
+    let cachedTop = pod.resolve(top)
+    #expect(pod.resolve(top) === cachedTop)
+    #expect(pod.invariantViolations == [])
+    pod.clearCachedInstances(forScope: StepScope())
+    #expect(pod.resolve(top) !== cachedTop)
+    #expect(pod.invariantViolations == [])
   }
 }

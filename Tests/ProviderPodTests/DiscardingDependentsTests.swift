@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 
 @testable import ProviderPod
@@ -133,5 +134,123 @@ struct DiscardingDependentsTests {
     #expect(disposed.withLock { $0 } == 1)
     #expect(pod.resolve(top) !== top1)
     #expect(pod.invariantViolations == [])
+  }
+
+  @Test("a dependency recorded again after another thread's build recorded it counts right")
+  func duplicateDependencyAcrossThreads() {
+    let log = DisposalLog()
+    let pod = Pod()
+    let base = Provider(scope: StepScope(), name: "base", onDiscard: log.record) { _ in
+      Instance("base", serial: 0)
+    }
+    let otherDone = DispatchSemaphore(value: 0)
+    let other = Provider(scope: StepScope(), name: "other", onDiscard: log.record) { context in
+      Instance("other", serial: 0, dependencies: [context.resolve(base)])
+    }
+    let top = Provider(scope: StepScope(), name: "top", onDiscard: log.record) { context in
+      let first = context.resolve(base)
+      // Another thread's caching build records base in between.
+      startThread {
+        _ = pod.resolve(other)
+        otherDone.signal()
+      }
+      waitWithWatchdog(otherDone)
+      return Instance("top", serial: 0, dependencies: [first, context.resolve(base)])
+    }
+    let made = pod.resolve(top)
+    #expect(made.dependencies[0] === made.dependencies[1])
+    #expect(pod.invariantViolations == [])
+    let edges = pod.dependencyGraph().edges.filter { $0.dependent.provider == "top" }
+    #expect(edges.map(\.dependency.provider) == ["base"])
+    pod.clearCachedInstance(of: base)
+    #expect(Set(log.entries) == ["base#0", "other#0", "top#0"])
+    #expect(log.take().count == 3)
+    #expect(pod.invariantViolations == [])
+    #expect(pod.resolve(top) !== made)
+    #expect(pod.invariantViolations == [])
+  }
+
+  @Test("duplicated dependencies of a build invalidated while it runs are all dropped")
+  func duplicateDependenciesOfInvalidatedBuild() {
+    let pod = Pod()
+    let base = instanceProvider("base", scope: StepScope())
+    let middle = instanceProvider("middle", scope: StepScope(), dependencies: [base])
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let topBuilds = Counter()
+    let top = Provider(scope: StepScope(), name: "top") { context in
+      let first = context.resolve(base)
+      _ = context.resolve(middle)
+      let second = context.resolve(base)
+      if topBuilds.next() == 1 {
+        entered.signal()
+        waitWithWatchdog(proceed)
+      }
+      // Invalidated by now: what it resolves is recorded nowhere.
+      return Instance("top", serial: 0, dependencies: [first, second, context.resolve(base)])
+    }
+    let result = Shared<Instance?>(nil)
+    let done = startThread { result.withLock { $0 = pod.resolve(top) } }
+    guard waitOrFail(entered, "top's build") else { return }
+    pod.overrideProvider(base) { _ in Instance("fakeBase", serial: 0) }
+    proceed.signal()
+    guard waitOrFail(done, "top's build") else { return }
+    #expect(result.withLock { $0 }?.dependencies[2].label == "fakeBase")
+    #expect(pod.invariantViolations == [])
+    let again = pod.resolve(top)
+    #expect(again.dependencies.allSatisfy { $0.label == "fakeBase" })
+    #expect(pod.invariantViolations == [])
+  }
+
+  @Test("threads recording the same dependencies between each other's builds keep sound records")
+  func duplicateDependenciesStress() {
+    let pod = Pod()
+    let disposed = Shared<[String]>([])
+    let baseSerials = Counter()
+    let bases = (0..<3).map { index in
+      Provider(
+        scope: index == 0 ? StepScope() : LeafScope(), name: "base\(index)",
+        onDiscard: { (value: Instance) in disposed.withLock { $0.append(value.description) } }
+      ) { _ in Instance("base\(index)", serial: baseSerials.next()) }
+    }
+    let alwaysNew = Provider(scope: AlwaysCreateNewScope(), name: "alwaysNew") { context in
+      Instance("alwaysNew", serial: 0, dependencies: bases.map { context.resolve($0) })
+    }
+    let tops = (0..<4).map { index in
+      Provider(scope: index.isMultiple(of: 2) ? StepScope() : OtherStepScope(), name: "top\(index)")
+      { context in
+        var dependencies: [Instance] = []
+        for round in 0..<6 {
+          dependencies.append(context.resolve(bases[(index + round) % 3]))
+          if round == 2 { dependencies.append(context.resolve(alwaysNew)) }
+          // Through the pod itself too: the same build, found through the thread.
+          dependencies.append(pod.resolve(bases[round % 3]))
+        }
+        return Instance("top\(index)", serial: 0, dependencies: dependencies)
+      }
+    }
+    onThreads(4) { thread in
+      var generator = SplitMix64(seed: UInt64(thread) + 7)
+      for _ in 0..<400 {
+        let top = tops[generator.next(below: tops.count)]
+        let made = pod.resolve(top)
+        #expect(made.dependencies.count == 13)
+        switch generator.next(below: 10) {
+        case 0: pod.clearCachedInstances(forScope: StepScope())
+        case 1: pod.clearCachedInstances(forScope: LeafScope())
+        case 2: pod.clearCachedInstance(of: bases[generator.next(below: 3)])
+        case 3: _ = pod.resolve(alwaysNew)
+        default: break
+        }
+      }
+    }
+    #expect(pod.invariantViolations == [])
+    let hooks = disposed.withLock { $0 }
+    #expect(Set(hooks).count == hooks.count, "a hook ran twice")
+    pod.clearCachedInstances(forScope: StepScope())
+    pod.clearCachedInstances(forScope: LeafScope())
+    pod.clearCachedInstances(forScope: OtherStepScope())
+    #expect(pod.invariantViolations == [])
+    #expect(pod.slotCount == 0)
   }
 }

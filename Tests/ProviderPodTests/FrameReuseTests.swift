@@ -1,7 +1,26 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import ProviderPod
+
+/// Resolves an always-new provider from a thread-exit destructor (glibc runs ours after the
+/// library's: our key is made later).
+let threadExitLeaf = Provider(scope: AlwaysCreateNewScope(), name: "threadExitLeaf") { _ in
+  41
+}
+let threadExitChain = Provider(scope: AlwaysCreateNewScope(), name: "threadExitChain") {
+  context in context.resolve(threadExitLeaf) + 1
+}
+let threadExitResults = Shared<[Int]>([])
+let threadExitKey: pthread_key_t = {
+  var key = pthread_key_t()
+  let status = pthread_key_create(&key) { _ in
+    threadExitResults.withLock { $0.append(globalPod.resolve(threadExitChain)) }
+  }
+  precondition(status == 0)
+  return key
+}()
 
 @Suite("Builds reuse their frames")
 struct FrameReuseTests {
@@ -80,6 +99,95 @@ struct FrameReuseTests {
       #expect(spare.object != nil)
     }
     #expect(spare.object == nil)
+  }
+
+  @Test("the pod and its engine go away though threads keep idle frames that built for it")
+  func podFreedDespiteThreadFrames() {
+    weak var weakPod: Pod?
+    weak var weakEngine: PodEngine?
+    weak var weakRecord: PodRecord?
+    // Frames are watched only on threads that end: a weak reference to a frame that stays
+    // parked on a pool thread gives it a side table that the leak checker cannot see.
+    let frames = WeakList()
+    let instances = WeakList()
+    do {
+      let pod = Pod()
+      weakPod = pod
+      weakEngine = pod.engine
+      weakRecord = pod.engine.pod
+      let watching = Shared(false)
+      let leaf = Provider(scope: AlwaysCreateNewScope(), name: "leaf") { context in
+        if watching.withLock({ $0 }) { frames.add(context.frame) }
+        return Instance("leaf", serial: 0)
+      }
+      let keeper = Provider(scope: AlwaysCreateNewScope(), name: "keeper") { context in
+        ContextKeeper(context, serial: context.resolve(leaf).serial)
+      }
+      // This thread's idle frames, which outlive the pod.
+      for _ in 0..<10 { instances.add(pod.resolve(keeper)) }
+      #expect(ThreadSpareFrames.count > 0)
+      watching.withLock { $0 = true }
+      onThreadsUntilTheyEnd(3) { _ in
+        for _ in 0..<100 {
+          instances.add(pod.resolve(leaf))
+          instances.add(pod.resolve(keeper))
+        }
+      }
+      #expect(frames.count == 600)
+      #expect(frames.liveCount == 0, "threads that ended kept their frames")
+    }
+    #expect(weakPod == nil)
+    #expect(weakEngine == nil)
+    #expect(weakRecord == nil, "an idle frame holds the pod's record")
+    #expect(instances.liveCount == 0)
+  }
+
+  @Test("a chain deeper than a thread keeps: 64 frames idle, the rest and all at its end freed")
+  func deepChainFramesFreed() {
+    let frames = WeakList()
+    final class Box: @unchecked Sendable { var family: ProviderFamily<Int, Int>! }
+    let box = Box()
+    box.family = ProviderFamily<Int, Int>(scope: AlwaysCreateNewScope(), name: "deep") {
+      context, level in
+      frames.add(context.frame)
+      return level == 0 ? 0 : context.resolve(box.family(level - 1)) + 1
+    }
+    let deep = box.family!
+    let pod = Pod()
+    let idle = Shared(0)
+    let liveAfterChain = Shared(0)
+    runUntilThreadEnds {
+      let spareBefore = ThreadSpareFrames.count
+      #expect(spareBefore == 0)
+      #expect(pod.resolve(deep(200)) == 200)
+      idle.withLock { $0 = ThreadSpareFrames.count }
+      liveAfterChain.withLock { $0 = frames.liveCount }
+      // Again: the same frames serve the next chain.
+      #expect(pod.resolve(deep(200)) == 200)
+      #expect(ThreadSpareFrames.count == EngineState.spareFrameLimit)
+    }
+    #expect(idle.withLock { $0 } == EngineState.spareFrameLimit)
+    #expect(liveAfterChain.withLock { $0 } <= EngineState.spareFrameLimit)
+    #expect(frames.liveCount == 0, "a thread that ended kept its frames")
+    box.family = nil  // the family's builder holds the box
+  }
+
+  @Test("a thread-exit destructor may resolve after the thread's record is gone")
+  func resolveFromThreadExitDestructor() {
+    _ = globalPod.resolve(threadExitChain)  // the library's key is made before ours
+    let key = threadExitKey
+    threadExitResults.withLock { $0 = [] }
+    let frames = WeakList()
+    let probe = Provider(scope: AlwaysCreateNewScope(), name: "probe") { context in
+      frames.add(context.frame)
+      return 0
+    }
+    runUntilThreadEnds {
+      _ = globalPod.resolve(probe)
+      pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+    }
+    #expect(threadExitResults.withLock { $0 } == [42])
+    #expect(frames.liveCount == 0)
   }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
-import ProviderPod
 import Testing
+
+@testable import ProviderPod
 
 /// A view model: main-actor state, not Sendable.
 @MainActor
@@ -95,5 +96,30 @@ struct MainActorProviderTests {
       await pod.resolve(screenModelProvider).instance.label
     }
     #expect(try await Pod().resolve(title) == "screenService")
+  }
+
+  @Test("always-new builds on the main actor and on threads at once get the right values")
+  @MainActor func mainActorAndThreads() async {
+    let leaf = Provider(scope: AlwaysCreateNewScope(), name: "leaf") { _ in 1 }
+    let onMain = MainActorProvider(scope: AlwaysCreateNewScope(), name: "onMain") { context in
+      MainActor.assertIsolated()
+      return context.resolve(leaf) + 1
+    }
+    let pod = Pod()
+    let stop = Shared(false)
+    let wrong = Counter()
+    let hammer = startThread {
+      while !stop.withLock({ $0 }) {
+        if pod.resolve(leaf) != 1 { wrong.next() }
+      }
+    }
+    for _ in 0..<2_000 {
+      if pod.resolve(onMain) != 2 { wrong.next() }
+      await Task.yield()
+    }
+    stop.withLock { $0 = true }
+    _ = waitOrFail(hammer, "the hammering thread")
+    #expect(wrong.value == 0)
+    #expect(pod.invariantViolations == [])
   }
 }

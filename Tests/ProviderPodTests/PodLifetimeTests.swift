@@ -117,6 +117,84 @@ struct PodLifetimeTests {
     #expect(pod.resolve(keeper) == 1)  // still cached: it was not built from target
     #expect(keeperBuilds.value == 1)
   }
+
+  @Test(
+    "cached values resolved on threads while cleared are neither leaked nor released twice",
+    arguments: [
+      "class", "class with a hook", "existential", "struct", "weak", "withValue", "child link",
+    ])
+  func cachedValuesUnderClears(kind: String) {
+    let live = LiveCount()
+    let serials = Counter()
+    let disposed = Shared<[Int]>([])
+    do {
+      let root = Pod()
+      let pod = kind == "child link" ? Pod(parent: root) : root
+      let plain = Provider(scope: StepScope(), name: "plain") { _ in
+        Tracked(live, serial: serials.next())
+      }
+      let hooked = Provider(
+        scope: StepScope(), name: "hooked",
+        onDiscard: { value in disposed.withLock { $0.append(value.serial) } }
+      ) { _ in Tracked(live, serial: serials.next()) }
+      let existential = Provider<any Sendable>(scope: StepScope(), name: "existential") { _ in
+        Tracked(live, serial: serials.next())
+      }
+      struct Holder: Sendable { let tracked: Tracked }
+      let holder = Provider(scope: StepScope(), name: "holder") { _ in
+        Holder(tracked: Tracked(live, serial: serials.next()))
+      }
+      let weak = Provider(scope: WeakScope(), name: "weak") { _ in
+        Tracked(live, serial: serials.next())
+      }
+      if kind == "withValue" {
+        pod.overrideProvider(plain, withValue: Tracked(live, serial: serials.next()))
+      }
+      // Threads reach the pods through a box emptied after them: a finished thread may still
+      // hold its closure for a moment, and must not keep a pod alive past the check.
+      let pods = Shared<(root: Pod, pod: Pod)?>((root, pod))
+      let resolve: @Sendable (Pod) -> Tracked = { pod in
+        switch kind {
+        case "class with a hook": return pod.resolve(hooked)
+        case "existential": return pod.resolve(existential) as! Tracked
+        case "struct": return pod.resolve(holder).tracked
+        case "weak": return pod.resolve(weak)
+        default: return pod.resolve(plain)
+        }
+      }
+      onThreads(4) { index in
+        guard let (root, pod) = pods.withLock({ $0 }) else { return }
+        var held: [Tracked] = []
+        for round in 0..<2_000 {
+          let value = resolve(pod)
+          if round % 100 == 0 { held.append(value) }
+          if index == 0, round % 50 == 0 {
+            if kind == "child link" {
+              root.clearCachedInstances(forScope: StepScope())
+            } else {
+              pod.clearCachedInstances(forScope: StepScope())
+            }
+          }
+          if kind == "weak", round % 3 == 0 { held.removeAll() }
+        }
+        #expect(held.allSatisfy { $0.live === live })
+      }
+      #expect(root.invariantViolations == [])
+      let hooks = disposed.withLock { $0 }
+      #expect(Set(hooks).count == hooks.count, "a hook ran twice")
+      pods.withLock { $0 = nil }
+      _ = resolve(pod)
+      if kind == "withValue" {
+        #expect(resolve(pod).serial == 1)
+      }
+    }
+    #expect(live.value == 0, "\(live.value) instances leaked")
+    let hooks = disposed.withLock { $0 }
+    #expect(Set(hooks).count == hooks.count, "a hook ran twice")
+    if kind == "class with a hook" {
+      #expect(!hooks.isEmpty)
+    }
+  }
 }
 
 /// Holds the pod itself: the retain cycle the README warns about.

@@ -147,4 +147,33 @@ struct StillWantedTests {
     #expect(read.withLock { $0 } == false)
     #expect(try await watcher.value == nil)
   }
+
+  @Test("an always-new build is wanted while it runs, on any thread; not after, nor without a pod")
+  func stillWantedInThreadBuilds() {
+    let kept = Shared<BuildContext?>(nil)
+    let seen = Shared<[Bool]>([])
+    let keeper = Provider(scope: AlwaysCreateNewScope(), name: "keeper") { context in
+      let fromOther = Shared(false)
+      waitWithWatchdog(startThread { fromOther.withLock { $0 = context.isStillWanted } })
+      seen.withLock { $0 += [context.isStillWanted, fromOther.withLock { $0 }] }
+      kept.withLock { $0 = context }
+      return 0
+    }
+    let nested = Provider(scope: AlwaysCreateNewScope(), name: "nested") { context in
+      context.resolve(keeper)
+    }
+    do {
+      let pod = Pod()
+      _ = pod.resolve(nested)
+      #expect(seen.withLock { $0 } == [true, true])
+      #expect(kept.withLock { $0?.isStillWanted } == false, "a build that is over")
+      // A kept context builds anew, nested builds included; the pod goes away meanwhile.
+      _ = kept.withLock { $0 }!.resolve(nested)
+      #expect(seen.withLock { $0 } == [true, true, true, true])
+    }
+    #expect(kept.withLock { $0?.pod } == nil)
+    _ = kept.withLock { $0 }!.resolve(nested)
+    // Built through a pod that went away: nothing will keep it.
+    #expect(seen.withLock { Array($0.suffix(2)) } == [false, false])
+  }
 }

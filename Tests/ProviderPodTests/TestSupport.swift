@@ -79,6 +79,14 @@ struct OtherStepScope: ProviderScope {}
 struct LeafScope: ProviderScope {}
 struct UnrelatedScope: ProviderScope {}
 
+/// The scope a window's child pod owns, in an app with several windows; its steps are
+/// cleared with it.
+struct AppWindowScope: ProviderScope {
+  var children: [any ProviderScope] { [WindowStepScope()] }
+}
+/// A step in a window: the scope a window's own child pods own.
+struct WindowStepScope: ProviderScope {}
+
 /// A scope tree with a cycle: A -> B -> A.
 struct CycleScopeA: ProviderScope {
   var children: [any ProviderScope] { [CycleScopeB()] }
@@ -102,6 +110,31 @@ final class Shared<Value>: @unchecked Sendable {
     defer { lock.unlock() }
     return body(&value)
   }
+}
+
+// MARK: Pods kept where builders reach them
+
+/// A pod kept where builders reach it without their parameter, as an app's global is.
+final class PodHolder: @unchecked Sendable {
+  var pod: Pod!
+}
+
+/// A parent pod and its child, kept where builders reach them, as an app's globals are.
+final class PodTreeHolder: @unchecked Sendable {
+  var parent: Pod!
+  var child: Pod!
+}
+
+/// An app's pod kept in a global, and a child of it: builders reach them without their
+/// parameter, and so do exit tests, which cannot capture locals.
+let globalPod = Pod()
+let globalChildPod = Pod(parent: globalPod)
+/// A second pod in a global, with a tree of its own.
+let otherGlobalPod = Pod()
+
+/// What an exit test's process wrote to its standard error, as text.
+func standardError(_ result: ExitTest.Result?) -> String {
+  String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
 }
 
 /// A task executor that runs its jobs one at a time, in the order they come, on a queue of its
@@ -206,6 +239,15 @@ func onThreadsUntilTheyEnd(_ count: Int, _ body: @escaping @Sendable (Int) -> Vo
 func runUntilThreadEnds(_ body: @escaping @Sendable () -> Void) {
   onThreadsUntilTheyEnd(1) { _ in body() }
 }
+
+/// Runs `body` on a thread of its own with a stack of `stackSize` bytes, and waits for it.
+func onThreadWithStack(_ stackSize: Int, _ body: @escaping @Sendable () -> Void) {
+  _ = waitOrFail(startThread(stackSize: stackSize, body), "the thread with a large stack")
+}
+
+/// Whether the thread sanitizer's runtime is loaded: its trace of a 10,000-level recursion
+/// takes it a minute, and its runtime has been seen to deadlock starting a thread after one.
+let underThreadSanitizer = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
 
 /// Waits for `semaphore`, but no longer than a signal that should come at once can take: past
 /// that it is a deadlock, and the test should fail rather than hang. Never a sleep: the happy

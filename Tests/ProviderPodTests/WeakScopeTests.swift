@@ -1,5 +1,6 @@
-import ProviderPod
 import Testing
+
+@testable import ProviderPod
 
 @Suite("Weak scope")
 struct WeakScopeTests {
@@ -95,5 +96,59 @@ struct WeakScopeTests {
     #expect(pod.resolve(top) === top1)
     pod.clearCachedInstances(forScope: StepScope())
     #expect(pod.resolve(top) !== top1)
+  }
+
+  // Through a child, a builder's dependency must be recorded. When the parent's weak-scope
+  // instance has gone away by itself, a builder resolving it through a child must look it up
+  // again for the same caller, not be told its caller finished and get an instance rebuilt
+  // as if resolved from outside any build.
+  @Test("a dead weak instance resolved through a child stays a dependency of the builder")
+  func deadWeakInstanceThroughChild() {
+    let base = instanceProvider("base")
+    let weak = Provider<Instance>(scope: WeakScope(), name: "weak") { pod in
+      Instance("weak", serial: 0, dependencies: [pod.resolve(base)])
+    }
+    let ownBuilds = Counter()
+    let own = Provider<Instance>(scope: AppWindowScope(), name: "own") { pod in
+      Instance("own", serial: ownBuilds.next(), dependencies: [pod.resolve(weak)])
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent, scopes: [AppWindowScope()])
+    _ = parent.resolve(weak)  // cached weakly in the parent; nobody keeps it
+    let first = child.resolve(own)
+    let oldBase = first.dependencies[0].dependencies[0]
+
+    parent.clearCachedInstance(of: base)  // discards `weak`, and what was built from it
+    let second = child.resolve(own)
+    #expect(second !== first)
+    #expect(second.dependencies[0].dependencies[0] !== oldBase)
+    let ownNode = DependencyGraph.Node(provider: "own", scope: "AppWindowScope")
+    #expect(
+      child.dependencyGraph().dependencies(of: ownNode) == [
+        .init(provider: "weak", scope: "WeakScope")
+      ])
+    #expect(parent.invariantViolations == [])
+  }
+
+  @Test("a weak-scope instance is shared by children while it lives, and rebuilt once after")
+  func weakInstanceSharedByChildren() {
+    let builds = Counter()
+    let weak = Provider<Instance>(scope: WeakScope(), name: "weak") { _ in
+      Instance("weak", serial: builds.next())
+    }
+    let parent = Pod()
+    var first: Pod? = Pod(parent: parent)
+    let second = Pod(parent: parent)
+    var held: Instance? = first!.resolve(weak)
+    #expect(second.resolve(weak) === held)
+    #expect(parent.resolve(weak) === held)
+    held = nil
+    let rebuilt = second.resolve(weak)
+    #expect(rebuilt.serial == 2)
+    #expect(first!.resolve(weak) === rebuilt)
+    first = nil
+    #expect(parent.invariantViolations == [])
+    withExtendedLifetime(rebuilt) {}
+    #expect(builds.value == 2)
   }
 }
