@@ -120,6 +120,11 @@ final class InstanceWatcher<Value, Failure: Error>: @unchecked Sendable {
   }
 
   deinit {
+    stopWatching()
+  }
+
+  /// Unregisters the watch; from then on `next()` returns nil at once.
+  private func stopWatching() {
     let watch = engine.state.withLock { $0.watchers.instances.removeValue(forKey: id) }
     withExtendedLifetime(watch) {}
   }
@@ -134,6 +139,9 @@ final class InstanceWatcher<Value, Failure: Error>: @unchecked Sendable {
         // A build cut short because the pod went away or the consumer left is an end, not
         // a failure.
         if Task.isCancelled || !engine.isAlive { return nil }
+        // An iterator that threw has ended, as async iterators do: a later `next()` must not
+        // wait for a discard and build again, and an ended watch has nothing left to hold.
+        stopWatching()
         throw error
       }
       let engine = self.engine
@@ -162,14 +170,17 @@ final class InstanceWatcher<Value, Failure: Error>: @unchecked Sendable {
   }
 
   /// Waits until a change concerns the watch, then marks it as resolving. Returns false once
-  /// the pod is gone or the task is cancelled.
+  /// the pod is gone, the task is cancelled or the watch has stopped.
   private func waitForChange() async -> Bool {
     let engine = self.engine
     let watch = self.watch
+    let id = self.id
     await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         let isReady = engine.state.withLock { state in
-          guard !watch.isChanged, watch.pod.isAlive, !Task.isCancelled else { return true }
+          guard !watch.isChanged, watch.pod.isAlive, !Task.isCancelled,
+            state.watchers.instances[id] != nil
+          else { return true }
           watch.waiting = continuation
           return false
         }
@@ -179,7 +190,9 @@ final class InstanceWatcher<Value, Failure: Error>: @unchecked Sendable {
       engine.state.withLock { _ in watch.takeWakeUp() }?()
     }
     return engine.state.withLock { state in
-      guard watch.pod.isAlive, !Task.isCancelled, watch.isChanged else { return false }
+      guard watch.pod.isAlive, !Task.isCancelled, watch.isChanged,
+        state.watchers.instances[id] != nil
+      else { return false }
       watch.isChanged = false
       watch.isResolving = true
       return true
