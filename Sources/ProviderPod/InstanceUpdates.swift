@@ -43,7 +43,8 @@ public struct ProviderInstances<Value, Failure: Error>: AsyncSequence, Sendable 
     let watcher: InstanceWatcher<Value, Failure>
 
     /// The current instance, once it differs from the last one handed out; nil once the pod
-    /// has gone away or the task was cancelled.
+    /// has gone away or the task was cancelled, and after a build's error was thrown, since
+    /// the sequence ended there.
     public mutating func next() async throws(Failure) -> Value? {
       try await watcher.next()
     }
@@ -85,7 +86,9 @@ extension Pod {
   /// }
   /// ```
   ///
-  /// A build that fails (after its retries) ends the sequence with its error.
+  /// A build that fails (after its retries) ends the sequence with its error; a build that
+  /// stopped because a change made it unwanted is not a failure, and the sequence waits for
+  /// the new one.
   public func instances<Value: Sendable>(
     of provider: AsyncProvider<Value>
   ) -> ProviderInstances<Value, any Error> {
