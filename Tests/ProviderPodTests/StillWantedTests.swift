@@ -163,6 +163,41 @@ struct StillWantedTests {
     #expect(try await pod.resolve(slow) === value)
   }
 
+  @Test("a caller through a child pod and a warm-up also start over after a stopped build")
+  func stoppedBuildOtherCallers() async throws {
+    let started = AsyncGate()
+    let release = AsyncGate()
+    let builds = Counter()
+    let slow = AsyncProvider(scope: StepScope(), name: "slow") { pod in
+      let build = builds.next()
+      if build == 1 {
+        await started.open()
+        await release.wait()
+      }
+      try pod.checkStillWanted()
+      return Instance("slow", serial: build)
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent)
+    let caller = Task { try await parent.resolve(slow) }
+    await started.wait()
+    // Both join the parent's running build (the child through the tree) before the clear.
+    let executor = SerialTaskExecutor()
+    let throughChild = Task(executorPreference: executor) { try await child.resolve(slow) }
+    let warmUp = Task(executorPreference: executor) { try await parent.warmUp(slow) }
+    await executor.waitUntilIdle()
+    parent.clearCachedInstances(forScope: StepScope())
+    await release.open()
+    let fromChild = await throughChild.result
+    let warmed = await warmUp.result
+    #expect(throws: Never.self, "the child's caller") { try fromChild.get() }
+    #expect(throws: Never.self, "the warm-up") { try warmed.get() }
+    let value = try await caller.value
+    #expect(value.serial == 2)
+    #expect(try fromChild.get() === value)
+    #expect(try await parent.resolve(slow) === value)
+  }
+
   @Test("when every caller has left, the build is unwanted and can stop early")
   func everyCallerLeft() async throws {
     let started = AsyncGate()
