@@ -43,7 +43,8 @@ public struct ProviderInstances<Value, Failure: Error>: AsyncSequence, Sendable 
     let watcher: InstanceWatcher<Value, Failure>
 
     /// The current instance, once it differs from the last one handed out; nil once the pod
-    /// has gone away or the task was cancelled.
+    /// has gone away or the task was cancelled, and after a build's error was thrown, since
+    /// the sequence ended there.
     public mutating func next() async throws(Failure) -> Value? {
       try await watcher.next()
     }
@@ -85,7 +86,9 @@ extension Pod {
   /// }
   /// ```
   ///
-  /// A build that fails (after its retries) ends the sequence with its error.
+  /// A build that fails (after its retries) ends the sequence with its error; a build that
+  /// stopped because a change made it unwanted is not a failure, and the sequence waits for
+  /// the new one.
   public func instances<Value: Sendable>(
     of provider: AsyncProvider<Value>
   ) -> ProviderInstances<Value, any Error> {
@@ -120,6 +123,11 @@ final class InstanceWatcher<Value, Failure: Error>: @unchecked Sendable {
   }
 
   deinit {
+    stopWatching()
+  }
+
+  /// Unregisters the watch; from then on `next()` returns nil at once.
+  private func stopWatching() {
     let watch = engine.state.withLock { $0.watchers.instances.removeValue(forKey: id) }
     withExtendedLifetime(watch) {}
   }
@@ -134,6 +142,9 @@ final class InstanceWatcher<Value, Failure: Error>: @unchecked Sendable {
         // A build cut short because the pod went away or the consumer left is an end, not
         // a failure.
         if Task.isCancelled || !engine.isAlive { return nil }
+        // An iterator that threw has ended, as async iterators do: a later `next()` must not
+        // wait for a discard and build again, and an ended watch has nothing left to hold.
+        stopWatching()
         throw error
       }
       let engine = self.engine
@@ -162,14 +173,17 @@ final class InstanceWatcher<Value, Failure: Error>: @unchecked Sendable {
   }
 
   /// Waits until a change concerns the watch, then marks it as resolving. Returns false once
-  /// the pod is gone or the task is cancelled.
+  /// the pod is gone, the task is cancelled or the watch has stopped.
   private func waitForChange() async -> Bool {
     let engine = self.engine
     let watch = self.watch
+    let id = self.id
     await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         let isReady = engine.state.withLock { state in
-          guard !watch.isChanged, watch.pod.isAlive, !Task.isCancelled else { return true }
+          guard !watch.isChanged, watch.pod.isAlive, !Task.isCancelled,
+            state.watchers.instances[id] != nil
+          else { return true }
           watch.waiting = continuation
           return false
         }
@@ -179,7 +193,9 @@ final class InstanceWatcher<Value, Failure: Error>: @unchecked Sendable {
       engine.state.withLock { _ in watch.takeWakeUp() }?()
     }
     return engine.state.withLock { state in
-      guard watch.pod.isAlive, !Task.isCancelled, watch.isChanged else { return false }
+      guard watch.pod.isAlive, !Task.isCancelled, watch.isChanged,
+        state.watchers.instances[id] != nil
+      else { return false }
       watch.isChanged = false
       watch.isResolving = true
       return true

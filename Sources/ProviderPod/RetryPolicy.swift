@@ -17,8 +17,9 @@
 ///   ends at once and no further attempt is made.
 /// - **Invalidation.** A clear, an override or a discarded dependency that invalidates the
 ///   build while it backs off starts it over: its callers wait for a new build, with a fresh
-///   count of attempts, that sees the change. An attempt that fails after its build was
-///   invalidated is not retried; its callers get the error, as without a policy.
+///   count of attempts, that sees the change. So does an attempt that throws after its build
+///   was invalidated (a builder that calls ``BuildContext/checkStillWanted()``, say): the
+///   callers did not ask for the change, so it is neither a failed attempt nor reported as one.
 /// - **The pod going away** during a back-off ends the retries: the callers get the last error.
 /// - **Overrides** use the provider's policy, as they use its scope: an override that throws
 ///   is retried too. A test that wants no waiting overrides with a value, or injects `sleep`.
@@ -91,8 +92,9 @@ public struct RetryPolicy: Sendable {
     return min(delay, maxDelay)
   }
 
-  /// Thrown to the callers of a build that was invalidated while it backed off, so that they
-  /// resolve again and wait for a build that sees the change. Never reaches user code.
+  /// Thrown to the callers of a build that was invalidated while it backed off, or that threw
+  /// once invalidated, so that they resolve again and wait for a build that sees the change.
+  /// Never reaches user code.
   struct StartOver: Error {}
 }
 
@@ -113,6 +115,10 @@ extension RetryPolicy {
         error = failure
       }
       let standing = engine.state.withLock { $0.standing(of: frame) }
+      // A builder that stopped after a change made it unwanted (as `checkStillWanted()`
+      // does) did not fail, whatever it threw: its callers did not ask for that change, so
+      // they start over, as after a back-off cut short, and wait for a build that sees it.
+      if standing == .invalidated { throw StartOver() }
       let retryingIn =
         standing == .wanted && number < maxAttempts && shouldRetry(error)
         ? delay(afterAttempt: number) : nil

@@ -18,7 +18,9 @@ extension BuildContext {
   /// ```
   ///
   /// A build that is not wanted any more may still finish: callers that waited for it get its
-  /// value, uncached, and the next resolve builds again. Stopping early only saves the work.
+  /// value, uncached, and the next resolve builds again. Stopping early only saves the work,
+  /// and fails no one: after a clear, an override or a discarded dependency, whatever the
+  /// builder throws, the callers still waiting wait for a new build that sees the change.
   /// For a build of an ``AlwaysCreateNewScope`` provider, which nothing caches, it stays true
   /// while the builder runs, since its caller waits for the value.
   public var isStillWanted: Bool {
@@ -29,7 +31,8 @@ extension BuildContext {
   }
 
   /// Throws `CancellationError` if the pod will no longer cache this build's result; see
-  /// ``isStillWanted``.
+  /// ``isStillWanted``. The build's callers never get that error for a change they did not
+  /// ask for: they wait for a new build that sees it.
   ///
   /// ```swift
   /// let reportProvider = AsyncProvider { pod in

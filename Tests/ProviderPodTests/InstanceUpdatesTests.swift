@@ -147,6 +147,24 @@ struct InstanceUpdatesTests {
     await #expect(throws: Flaky(attempt: 2)) { try await iterator.next() }
   }
 
+  @Test("after throwing, the sequence has ended: it yields nothing more and lets go of its watch")
+  func endsAfterFailure() async throws {
+    let attempts = Counter()
+    let flaky = AsyncProvider(scope: FlowScope(), name: "flaky") { _ in
+      let attempt = attempts.next()
+      if attempt == 1 { throw Flaky(attempt: attempt) }
+      return Instance("flaky", serial: attempt)
+    }
+    let pod = Pod()
+    var iterator = pod.instances(of: flaky).makeAsyncIterator()
+    await #expect(throws: Flaky(attempt: 1)) { try await iterator.next() }
+    #expect(pod.engine.state.withLock { $0.watchers.instances.isEmpty })
+    _ = try await pod.resolve(flaky)
+    pod.clearCachedInstances(forScope: FlowScope())
+    #expect(try await iterator.next() == nil)
+    #expect(attempts.value == 2)  // the ended sequence built nothing
+  }
+
   @Test("an always-new provider yields one instance")
   func alwaysNew() async throws {
     let fresh = instanceProvider("fresh", scope: AlwaysCreateNewScope())

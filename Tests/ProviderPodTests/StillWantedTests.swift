@@ -99,6 +99,105 @@ struct StillWantedTests {
     #expect(try await pod.resolve(target) == 2)
   }
 
+  /// What a builder throws when it finds itself unwanted, instead of `CancellationError`.
+  private struct Stopped: Error {}
+
+  @Test(
+    "a build that stops because a change made it unwanted starts its callers over",
+    arguments: ["scope cleared", "provider overridden"], [false, true])
+  func stoppedByChangeStartsOver(change: String, throwsItsOwnError: Bool) async throws {
+    let started = AsyncGate()
+    let release = AsyncGate()
+    let builds = Counter()
+    let versions = Counter()
+    let dependency = Provider(scope: StepScope(), name: "dependency") { _ in versions.next() }
+    let slow = AsyncProvider(scope: StepScope(), name: "slow") { pod in
+      let build = builds.next()
+      let version = pod.resolve(dependency)
+      if build == 1 {
+        await started.open()
+        await release.wait()
+      }
+      if throwsItsOwnError {
+        guard pod.isStillWanted else { throw Stopped() }
+      } else {
+        try pod.checkStillWanted()  // as the docs show
+      }
+      return Instance("slow", serial: version)
+    }
+    let events = EventRecorder()
+    let pod = Pod(observer: events)
+    let caller = Task { try await pod.resolve(slow) }
+    await started.wait()
+    // The watcher joins the running build: once the serial executor is idle it is waiting
+    // for it, so it cannot arrive after the change and simply build anew.
+    let executor = SerialTaskExecutor()
+    let watcher = Task(executorPreference: executor) {
+      var iterator = pod.instances(of: slow).makeAsyncIterator()
+      return try await iterator.next()
+    }
+    await executor.waitUntilIdle()
+    if change == "scope cleared" {
+      pod.clearCachedInstances(forScope: StepScope())
+    } else {
+      pod.overrideProvider(slow) { _ in Instance("fake", serial: 0) }
+    }
+    await release.open()
+    let called = await caller.result
+    let watchedResult = await watcher.result
+    // The stopped build did not fail: it counts no attempt.
+    #expect(failures(in: events.events).isEmpty)
+    #expect(throws: Never.self, "the caller") { try called.get() }
+    #expect(throws: Never.self, "the watcher") { try watchedResult.get() }
+    let value = try called.get()
+    let watched = try #require(try watchedResult.get())
+    // A fresh build that sees the change: the new dependency, or the override.
+    if change == "scope cleared" {
+      #expect(value.label == "slow" && value.serial == 2)
+      #expect(builds.value == 2)
+    } else {
+      #expect(value.label == "fake")
+      #expect(builds.value == 1)
+    }
+    #expect(watched === value)
+    #expect(try await pod.resolve(slow) === value)
+  }
+
+  @Test("a caller through a child pod and a warm-up also start over after a stopped build")
+  func stoppedBuildOtherCallers() async throws {
+    let started = AsyncGate()
+    let release = AsyncGate()
+    let builds = Counter()
+    let slow = AsyncProvider(scope: StepScope(), name: "slow") { pod in
+      let build = builds.next()
+      if build == 1 {
+        await started.open()
+        await release.wait()
+      }
+      try pod.checkStillWanted()
+      return Instance("slow", serial: build)
+    }
+    let parent = Pod()
+    let child = Pod(parent: parent)
+    let caller = Task { try await parent.resolve(slow) }
+    await started.wait()
+    // Both join the parent's running build (the child through the tree) before the clear.
+    let executor = SerialTaskExecutor()
+    let throughChild = Task(executorPreference: executor) { try await child.resolve(slow) }
+    let warmUp = Task(executorPreference: executor) { try await parent.warmUp(slow) }
+    await executor.waitUntilIdle()
+    parent.clearCachedInstances(forScope: StepScope())
+    await release.open()
+    let fromChild = await throughChild.result
+    let warmed = await warmUp.result
+    #expect(throws: Never.self, "the child's caller") { try fromChild.get() }
+    #expect(throws: Never.self, "the warm-up") { try warmed.get() }
+    let value = try await caller.value
+    #expect(value.serial == 2)
+    #expect(try fromChild.get() === value)
+    #expect(try await parent.resolve(slow) === value)
+  }
+
   @Test("when every caller has left, the build is unwanted and can stop early")
   func everyCallerLeft() async throws {
     let started = AsyncGate()

@@ -94,8 +94,8 @@ extension PodEngine {
         for: shared.build, waiterID: shared.waiterID, waitID: shared.waitID, info: info,
         caller: caller)
     } catch is RetryPolicy.StartOver {
-      // The build was invalidated while it backed off before a retry: start over with a
-      // build that sees the change.
+      // The build was invalidated while it backed off before a retry, or stopped once
+      // invalidated: start over with a build that sees the change.
       return try await resolve(provider, from: caller)
     }
   }
