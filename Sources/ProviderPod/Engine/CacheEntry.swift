@@ -12,6 +12,8 @@
 ///   `withExtendedLifetime(self)`, so the caller's reference keeps the entry, and so the
 ///   value, alive until the copy is retained, even when another thread drops the slot's
 ///   reference at that moment.
+/// - A value taken out for a read after the lock (`HeldValue`) is held by a reference to
+///   itself or to its entry, taken under the lock, for as long as the copy is being made.
 /// Nothing outside this file reads the storage or casts an entry.
 class CacheEntry {
   let provider: ProviderInfo
@@ -70,6 +72,15 @@ class CacheEntry {
       return valueStorage.unsafelyUnwrapped.assumingMemoryBound(to: Value.self).pointee
     }
   }
+  /// The value, kept alive for a read after the lock is released: for a class instance
+  /// without a hook, the instance itself (retaining it is what the caller's copy needs
+  /// anyway), otherwise the entry. Made under the lock, where the slot holds the entry.
+  @inline(__always)
+  var heldValue: HeldValue {
+    if let strongObject { return HeldValue(reference: strongObject, isValue: true) }
+    return HeldValue(reference: self, isValue: false)
+  }
+
   /// The instance a ``WeakScope`` entry still refers to; nil for the others, and once the
   /// instance has gone away.
   var weakObject: AnyObject? {
@@ -159,4 +170,26 @@ typealias DisposalHook<Value> = @Sendable (Value, _ onMainActor: Bool) -> Void
 func disposalHook<Value>(_ hook: (@Sendable (Value) -> Void)?) -> DisposalHook<Value>? {
   guard let hook else { return nil }
   return { value, _ in hook(value) }
+}
+
+/// A cached value taken out from under the lock with a reference that keeps it alive: the
+/// instance itself, or its entry. Not generic, so nothing crossing the lock needs the value
+/// type's metadata.
+struct HeldValue {
+  let reference: AnyObject
+  /// Whether `reference` is the value (a class instance) rather than its entry.
+  let isValue: Bool
+
+  /// The value, as the `Value` its entry was made from. An entry is kept alive until the copy
+  /// is made: the optimiser does not count a read through the entry's storage as a use of the
+  /// entry, and would otherwise be free to release it first.
+  @inline(__always)
+  func value<Value>(as type: Value.Type) -> Value {
+    // The instance is a `Value`: its entry was made only from one (see `CacheEntry.make`).
+    // Copying the reference out is itself a use of it, so it stays alive for the copy.
+    if isValue { return unsafeBitCast(reference, to: Value.self) }
+    return withExtendedLifetime(reference) {
+      unsafeDowncast(reference, to: CacheEntry.self).value(as: Value.self)
+    }
+  }
 }

@@ -37,7 +37,7 @@ extension PodEngine {
     _ provider: AsyncProvider<Value>, from caller: Frame?
   ) async throws -> Value {
     let info = provider.info
-    if let entry = cachedEntry(of: info) { return entry.value(as: Value.self) }
+    if let held = cachedValue(of: info) { return held.value(as: Value.self) }
     let reporting = isObserved
     let newBuild = AsyncBuild<Value>()
     var events: [ReportedEvent] = []

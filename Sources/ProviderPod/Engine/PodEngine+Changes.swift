@@ -11,6 +11,7 @@ extension PodEngine {
     state.withLock {
       body(&$0, &after)
       $0.noticeChange(into: &after)
+      $0.checkInvariantsInDebugBuilds()
     }
     defer { withExtendedLifetime(after.released) {} }
     report(after.events)
@@ -67,7 +68,11 @@ extension PodEngine {
   /// its parent.
   func shutDown() {
     let pod = self.pod
-    let (released, wakeUps) = state.withLock { ($0.release(pod), $0.endWatchers(of: pod)) }
+    let (released, wakeUps) = state.withLock {
+      let result = ($0.release(pod), $0.endWatchers(of: pod))
+      $0.checkInvariantsInDebugBuilds()
+      return result
+    }
     for wakeUp in wakeUps { wakeUp() }
     for entry in released.disposals { entry.dispose(onMainActor: false) }
     withExtendedLifetime(released) {}

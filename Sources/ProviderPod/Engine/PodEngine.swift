@@ -69,16 +69,24 @@ final class PodEngine {
   /// The hot path: the provider's cached instance, when nobody observes the pod and this
   /// thread is not inside one of its builds. Only non-generic types cross the lock: a
   /// `Value?` would have its metadata looked up on every call.
+  ///
+  /// The value is taken out under the lock, held by a reference to itself or its entry:
+  /// once the lock is released, another thread may discard the entry at any moment.
   @inline(__always)
-  func cachedEntry(of info: ProviderInfo) -> CacheEntry? {
+  func cachedValue(of info: ProviderInfo) -> HeldValue? {
     guard !isObserved, !info.isAlwaysNew else { return nil }
     let key = info.key
     let pod = self.pod
-    let (found, runningBuilds) = state.withLock { (pod.slots[key]?.entry, $0.runningBuilds) }
-    guard let entry = found, entry.isStrong else { return nil }
+    let (found, runningBuilds) = state.withLock { state -> (HeldValue?, Int) in
+      guard let entry = pod.slots[key]?.entry, entry.isStrong else {
+        return (nil, state.runningBuilds)
+      }
+      return (entry.heldValue, state.runningBuilds)
+    }
+    guard let found else { return nil }
     // Inside a build, the resolve must be recorded as one of its dependencies.
     if runningBuilds > 0, CurrentFrame.isInsideBuild(of: treeID, for: pod) { return nil }
-    return entry
+    return found
   }
 
   /// Resolves from `caller`'s build; with `callerUnknown`, from whichever build of this pod
@@ -182,9 +190,11 @@ final class PodEngine {
     var events: [ReportedEvent] = []
     var released: [AnyObject] = []
     let waiters = state.withLock {
-      $0.finish(
+      let waiters = $0.finish(
         &frame, entry: entry, caller: caller, reporting: reporting, events: &events,
         released: &released)
+      $0.checkInvariantsInDebugBuilds()
+      return waiters
     }
     waiters?.leave()
     withExtendedLifetime(released) {}
