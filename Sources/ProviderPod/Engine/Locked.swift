@@ -97,5 +97,8 @@ extension AnyAsyncBuild: @unchecked Sendable {}
 extension AsyncBuild: @unchecked Sendable {}
 /// Every field guarded by the lock.
 extension InstanceWatch: @unchecked Sendable {}
+/// Immutable: an engine, a watch (see above) and a `@Sendable` closure. Generic over a value
+/// type that need not be `Sendable`: instances are handed to the consuming task, never shared.
+extension InstanceWatcher: @unchecked Sendable {}
 /// Guarded by the lock, except what its own header lists as the running thread's alone.
 extension Frame: @unchecked Sendable {}

@@ -1,0 +1,77 @@
+extension RetryPolicy {
+  /// Runs `attempt` until it succeeds, the policy gives up, or the build is no longer wanted,
+  /// reporting each failure.
+  func run<Value>(
+    _ attempt: () async throws -> Value, in context: BuildContext
+  ) async throws -> Value {
+    let engine = context.engine
+    let frame = context.frame
+    var number = 1
+    while true {
+      let error: any Error
+      do {
+        return try await attempt()
+      } catch let failure {
+        error = failure
+      }
+      let standing = engine.state.withLock { $0.standing(of: frame) }
+      // A builder that stopped after a change made it unwanted (as `checkStillWanted()`
+      // does) did not fail, whatever it threw: its callers did not ask for that change, so
+      // they start over, as after a back-off cut short, and wait for a build that sees it.
+      if standing == .invalidated { throw StartOver() }
+      let retryingIn =
+        standing == .wanted && number < maxAttempts && shouldRetry(error)
+        ? delay(afterAttempt: number) : nil
+      // A builder that stopped because it was no longer wanted did not fail.
+      if engine.isObserved, standing == .wanted || !(error is CancellationError) {
+        engine.report([
+          ReportedEvent(
+            pod: frame.slot?.pod ?? engine.pod,
+            event: .buildFailed(
+              provider: frame.info?.name ?? "", attempt: number, error: "\(error)",
+              retryingIn: retryingIn))
+        ])
+      }
+      guard let retryingIn else { throw error }
+      switch try await backOff(retryingIn, frame: frame, engine: engine) {
+      case .wanted:
+        number += 1
+      case .invalidated:
+        throw StartOver()
+      case .abandoned:
+        throw engine.isAlive ? CancellationError() : error
+      }
+    }
+  }
+
+  /// Waits out a back-off, or less if the build stops being wanted meanwhile: a change that
+  /// invalidates it, every caller leaving, or the pod going away each end the sleep at once.
+  private func backOff(
+    _ delay: Duration, frame: Frame, engine: PodEngine
+  ) async throws -> BuildStanding {
+    let sleep = self.sleep
+    let sleeper = Task { try await sleep(delay) }
+    let id = engine.state.withLock { state -> Int? in
+      guard state.standing(of: frame) == .wanted else { return nil }
+      let id = state.watchers.takeID()
+      state.watchers.backOffs[id] = Watchers.BackOff(frame: frame, wake: { sleeper.cancel() })
+      return id
+    }
+    guard let id else {
+      sleeper.cancel()
+      return engine.state.withLock { $0.standing(of: frame) }
+    }
+    let slept = await withTaskCancellationHandler {
+      await sleeper.result
+    } onCancel: {
+      sleeper.cancel()
+    }
+    let standing = engine.state.withLock { state in
+      state.watchers.backOffs[id] = nil
+      return state.standing(of: frame)
+    }
+    // Still wanted, but the sleep itself failed: that is the build's error now.
+    if standing == .wanted, case .failure(let error) = slept { throw error }
+    return standing
+  }
+}
