@@ -9,7 +9,12 @@ let package = Package(
     .library(name: "ProviderPod", targets: ["ProviderPod"])
   ],
   targets: [
-    .target(name: "ProviderPod", dependencies: ["CProviderPod"]),
+    .target(
+      name: "ProviderPod",
+      dependencies: ["CProviderPod"],
+      // The contributors' note on the engine, beside the code it describes.
+      exclude: ["Engine/README.md"]
+    ),
     // A thread-local variable and an atomic counter, which Swift offers portably only from
     // macOS 15: they take the locks off the always-new build. Internal to the library.
     .target(name: "CProviderPod"),
