@@ -11,6 +11,7 @@ struct Scenario: Sendable {
 let allScenarios: [Scenario] = [
   ReentrantDiscard.scenario,
   ObservedClear.scenario,
+  ExactOnce.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing
