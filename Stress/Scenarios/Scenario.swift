@@ -12,6 +12,7 @@ let allScenarios: [Scenario] = [
   ReentrantDiscard.scenario,
   ObservedClear.scenario,
   ExactOnce.scenario,
+  StaleAfterChange.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing
