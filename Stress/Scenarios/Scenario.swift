@@ -13,6 +13,7 @@ let allScenarios: [Scenario] = [
   ObservedClear.scenario,
   ExactOnce.scenario,
   StaleAfterChange.scenario,
+  ChildPods.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing
