@@ -14,6 +14,7 @@ let allScenarios: [Scenario] = [
   ExactOnce.scenario,
   StaleAfterChange.scenario,
   ChildPods.scenario,
+  WatchersAndAsync.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing
