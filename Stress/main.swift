@@ -34,9 +34,10 @@ var operations = 0
 var failures = 0
 for scenario in chosen {
   let start = ContinuousClock.now
-  await scenario.run(share)
+  await scenario.run(share, options.inProcess)
   let took = ContinuousClock.now - start
   let report = scenario.report
+  if options.inProcess { exit(report.failures == 0 ? 0 : 1) }
   operations += report.operations
   failures += report.failures
   let verdict = report.failures == 0 ? "ok" : "\(report.failures) FAILURES"

@@ -87,7 +87,7 @@ enum ChildPods {
   static let scenario = Scenario(
     name: "child-pods",
     summary: "child pods per request, made and released, against clears in their parent",
-    report: report, run: run)
+    report: report, run: { duration, _ in await run(for: duration) })
 
   static func run(for duration: Duration) async {
     let deadline = Deadline(after: duration)

@@ -76,7 +76,7 @@ enum ExactOnce {
   static let scenario = Scenario(
     name: "exact-once",
     summary: "rounds of threads and tasks resolving one uncached provider: one build each",
-    report: report, run: run)
+    report: report, run: { duration, _ in await run(for: duration) })
 
   static func run(for duration: Duration) async {
     let deadline = Deadline(after: duration)

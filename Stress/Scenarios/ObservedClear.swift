@@ -21,7 +21,7 @@ enum ObservedClear {
   static let scenario = Scenario(
     name: "observed-clear",
     summary: "cached resolves through an observed pod against a clear of their scope",
-    report: report, run: run)
+    report: report, run: inFreshProcesses("observed-clear", report: report, race: run))
 
   static func run(for duration: Duration) async {
     let deadline = Deadline(after: duration)

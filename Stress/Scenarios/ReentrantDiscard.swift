@@ -54,7 +54,7 @@ enum ReentrantDiscard {
   static let scenario = Scenario(
     name: "reentrant-discard",
     summary: "cached resolves against a clear whose hook clears again and whose deinit resolves",
-    report: report, run: run)
+    report: report, run: inFreshProcesses("reentrant-discard", report: report, race: run))
 
   static func run(for duration: Duration) async {
     let deadline = Deadline(after: duration)

@@ -4,7 +4,8 @@ struct Scenario: Sendable {
   /// What it races, for `--list` and the summary.
   let summary: String
   let report: Report
-  let run: @Sendable (Duration) async -> Void
+  /// Races for the duration; the flag says to race in this process rather than fresh ones.
+  let run: @Sendable (_ duration: Duration, _ inProcess: Bool) async -> Void
 }
 
 /// In the order they run: the two reported crashes first, so that a short run still meets them.

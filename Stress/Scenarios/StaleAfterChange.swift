@@ -54,7 +54,7 @@ enum StaleAfterChange {
   static let scenario = Scenario(
     name: "stale-after-change",
     summary: "resolves against clears, overrides added and removed: nothing older than a change",
-    report: report, run: run)
+    report: report, run: { duration, _ in await run(for: duration) })
 
   static func run(for duration: Duration) async {
     // Once unobserved (the lock-free cached path) and once observed (the general path).

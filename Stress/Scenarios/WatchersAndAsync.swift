@@ -51,7 +51,7 @@ enum WatchersAndAsync {
   static let scenario = Scenario(
     name: "watchers-async",
     summary: "instances(of:) watchers and async builds with retries against clears and overrides",
-    report: report, run: run)
+    report: report, run: { duration, _ in await run(for: duration) })
 
   static func run(for duration: Duration) async {
     let deadline = Deadline(after: duration)

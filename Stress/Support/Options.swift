@@ -4,6 +4,8 @@ struct Options {
   var seconds = 12.0
   var scenario: String?
   var list = false
+  /// Set by a repro scenario for the fresh process it starts: race here, report only failures.
+  var inProcess = false
 
   static let usage = """
     usage: PodStress [--seconds N] [--scenario NAME] [--list]
@@ -28,6 +30,8 @@ struct Options {
           return .failure(UsageError("--scenario needs a name"))
         }
         options.scenario = name
+      case "--in-process":
+        options.inProcess = true
       case "--list":
         options.list = true
       case "--help", "-h":
