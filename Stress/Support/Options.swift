@@ -14,7 +14,7 @@ struct Options {
       --list           print the scenarios and exit
     """
 
-  /// nil and a message for a command line that makes no sense.
+  /// A `UsageError` without a message is a request for help, which is not a failure.
   static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
     var options = Options()
     var rest = arguments[...]
