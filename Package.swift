@@ -30,6 +30,14 @@ let package = Package(
       dependencies: ["SignUpDemo"],
       path: "ExampleCLI/Main"
     ),
+    // The hostile check: a client module that imports ProviderPod as an app does (no
+    // `@testable`), so a release build inlines the library's generic resolve into it, and
+    // races it on several threads. Built and run by `.ci/run`; not a product.
+    .executableTarget(
+      name: "PodStress",
+      dependencies: ["ProviderPod"],
+      path: "Stress"
+    ),
     .testTarget(
       name: "ProviderPodTests",
       dependencies: ["ProviderPod"]

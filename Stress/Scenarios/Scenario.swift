@@ -1,0 +1,29 @@
+/// One race, runnable alone with `--scenario NAME`.
+struct Scenario: Sendable {
+  let name: String
+  /// What it races, for `--list` and the summary.
+  let summary: String
+  let report: Report
+  /// Races for the duration; the flag says to race in this process rather than fresh ones.
+  let run: @Sendable (_ duration: Duration, _ inProcess: Bool) async -> Void
+}
+
+/// In the order they run: the two reported crashes first, so that a short run still meets them.
+let allScenarios: [Scenario] = [
+  ReentrantDiscard.scenario,
+  ObservedClear.scenario,
+  ExactOnce.scenario,
+  StaleAfterChange.scenario,
+  ChildPods.scenario,
+  WatchersAndAsync.scenario,
+]
+
+/// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing
+/// after its pod went away), then checks every ledger.
+func settle(_ ledgers: [Ledger]) async {
+  let deadline = Deadline(after: .seconds(3))
+  while ledgers.contains(where: { $0.current.alive > 0 }), !deadline.hasPassed {
+    try? await Task.sleep(for: .milliseconds(5))
+  }
+  for ledger in ledgers { ledger.checkSettled() }
+}
