@@ -136,7 +136,9 @@ final class Frame {
   @exclusivity(unchecked) var asyncBuild: AnyAsyncBuild?
   /// The frame this one was pushed over on its thread (see `CurrentFrame`).
   @exclusivity(unchecked) var threadPrevious: UnsafeMutableRawPointer?
-  /// For a thread build, the record of the thread running it (see `CurrentFrame.thread`).
+  /// For a thread build, the record of the thread running it; nil for every other build.
+  /// Only that thread writes it while the build runs, so the thread may read it without the
+  /// lock to tell whether its innermost build is its own.
   @exclusivity(unchecked) var thread: ThreadRecord?
   /// The next of the thread's idle frames (retained), while this one is idle there too.
   @exclusivity(unchecked) var nextSpare: UnsafeMutableRawPointer?
@@ -208,6 +210,8 @@ final class Frame {
   /// Forgets the build, ready for reuse; the dependency table keeps its storage.
   func reset() {
     phase = .idle
+    // A thread build whose frame was lent ends here, and is then a general frame.
+    if thread != nil { thread = nil }
     forgetBuild()
     pod = nil
     if retainedPod != nil { retainedPod = nil }

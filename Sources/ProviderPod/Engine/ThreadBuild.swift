@@ -40,7 +40,10 @@ extension PodEngine {
     on thread: ThreadRecord
   ) -> Frame? {
     if let caller {
-      guard thread.isInnermost(caller), caller.isThreadBuild,
+      // Whether the caller is this thread's own build is read from `thread`, which only its
+      // own thread writes, not from `phase`: a general build's phase is written under the
+      // lock by whichever thread invalidates it.
+      guard thread.isInnermost(caller), caller.thread == thread,
         threadBuildGate.isOpenForNestedBuilds
       else { return nil }
       if let report = EngineState.repeatedProviderReport(resolving: provider, from: caller) {
@@ -113,6 +116,7 @@ extension Frame {
     scope = nil
     pod = nil
     parent = nil
+    self.thread = nil
     forgetUnretainedEngine()
   }
 
