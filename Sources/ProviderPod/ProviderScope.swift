@@ -20,11 +20,36 @@ public protocol ProviderScope: Sendable {
   /// ``SingletonScope`` and ``AlwaysCreateNewScope`` are never cleared, so listing
   /// them here has no effect.
   var children: [any ProviderScope] { get }
+
+  /// Whether this scope's instances may live only in a pod given the scope: a child pod made
+  /// with `Pod(parent:scopes:)` that lists it (or an ancestor of it in the scope tree).
+  ///
+  /// Resolving a provider in such a scope through a pod when no pod from there up owns the
+  /// scope stops the program with a message that names the provider, the scope and the fix,
+  /// and caches nothing. Without it, the instance would be cached in the root pod and shared
+  /// by everything that resolves it later: a request's data handed to the next request.
+  /// Choose it for scopes that stand for one of several things alive at once (a server's
+  /// request, a window, a document); leave it off for scopes that the root pod holds and
+  /// clears (a sign-up flow in a single-window app). A root pod owns no scope. `false` unless
+  /// a scope says otherwise:
+  ///
+  /// ```swift
+  /// struct RequestScope: ProviderScope {
+  ///   static let requiresOwningPod = true
+  /// }
+  ///
+  /// let request = Pod(parent: appPod, scopes: [RequestScope()])
+  /// let handler = request.resolve(handlerProvider)  // this request's own
+  /// ```
+  static var requiresOwningPod: Bool { get }
 }
 
 extension ProviderScope {
   /// No child scopes.
   public var children: [any ProviderScope] { [] }
+
+  /// Instances may be cached in any pod.
+  public static var requiresOwningPod: Bool { false }
 }
 
 /// A scope that never caches: every resolve runs the builder again.

@@ -55,6 +55,9 @@ extension EngineState {
     let applied = overridesNothing ? nil : pod.override(for: provider)
     let override = applied?.record
     let scope = override?.scope ?? provider.scope
+    if scope.requiresOwningPod, !pod.ownsInChain(scope.key) {
+      return .cycle(Self.missingOwnerReport(resolving: provider, in: scope, through: pod))
+    }
     // A pod that went away (reached through a context kept past it) caches nothing and
     // shares nothing: each resolve through it builds afresh, as an always-new provider does,
     // with the same check for a chain that repeats a provider.

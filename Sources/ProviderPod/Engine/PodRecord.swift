@@ -113,6 +113,16 @@ final class PodRecord {
     return nil
   }
 
+  /// Whether this pod or one of its ancestors owns `scope`.
+  func ownsInChain(_ scope: ScopeKey) -> Bool {
+    var next: PodRecord? = self
+    while let pod = next {
+      if pod.ownedScopes.contains(scope) { return true }
+      next = pod.parent
+    }
+    return false
+  }
+
   /// Whether this pod itself shadows `provider`, whose instance is in `scope`: it overrides
   /// the provider (or its family) or owns the scope.
   func shadows(_ provider: ProviderInfo, in scope: ScopeKey) -> Bool {

@@ -9,6 +9,9 @@ final class ScopeInfo: Sendable {
   let kind: Kind
   /// This scope and every scope reachable through `children`, for captive-dependency checks.
   let subtree: Set<ScopeKey>
+  /// Whether only a pod given the scope may cache its instances (see
+  /// ``ProviderScope/requiresOwningPod``).
+  let requiresOwningPod: Bool
 
   init(_ scope: any ProviderScope) {
     self.scope = scope
@@ -21,6 +24,7 @@ final class ScopeInfo: Sendable {
     default: kind = .custom
     }
     self.subtree = Set(ScopeInfo.clearableSubtree(of: scope).map(\.key))
+    self.requiresOwningPod = kind == .custom && type(of: scope).requiresOwningPod
   }
 
   /// The scopes a clear of `scope` reaches: itself and its descendants, each once,
