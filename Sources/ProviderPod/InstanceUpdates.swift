@@ -72,9 +72,7 @@ extension Pod {
   /// after each discard. It ends when the pod goes away or the consuming task is cancelled,
   /// and never keeps an instance the pod discarded. See ``ProviderInstances``.
   public func instances<Value>(of provider: Provider<Value>) -> ProviderInstances<Value, Never> {
-    ProviderInstances(engine: engine, key: provider.info.key) { engine in
-      engine.resolve(provider, from: nil)
-    }
+    operations.instances(of: provider)
   }
 
   /// The async provider's instances in this pod, over time; see
@@ -92,8 +90,6 @@ extension Pod {
   public func instances<Value: Sendable>(
     of provider: AsyncProvider<Value>
   ) -> ProviderInstances<Value, any Error> {
-    ProviderInstances(engine: engine, key: provider.info.key) { engine in
-      try await engine.resolve(provider, from: nil)
-    }
+    operations.instances(of: provider)
   }
 }

@@ -76,7 +76,7 @@ extension Pod {
   /// - Throws: A ``WarmUpError`` naming the first provider whose build failed, or
   ///   `CancellationError` if the calling task was cancelled.
   public func warmUp(_ providers: any WarmableProvider...) async throws {
-    try await warmUp(providers)
+    try await operations.warmUp(providers)
   }
 
   /// Builds the providers up front, all at once; see
@@ -87,24 +87,6 @@ extension Pod {
   /// try await pod.warmUp(launchProviders)
   /// ```
   public func warmUp(_ providers: [any WarmableProvider]) async throws {
-    do {
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        for provider in providers {
-          group.addTask {
-            do {
-              try await provider.warmUp(in: self)
-            } catch {
-              throw WarmUpError(provider: provider.name, underlying: error)
-            }
-          }
-        }
-        // The first failure leaves the group, which cancels the other tasks and waits for
-        // them: their resolves stop waiting, and builds left without callers are cancelled.
-        for try await _ in group {}
-      }
-    } catch {
-      if Task.isCancelled { throw CancellationError() }
-      throw error
-    }
+    try await operations.warmUp(providers)
   }
 }
