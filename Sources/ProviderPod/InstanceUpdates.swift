@@ -93,3 +93,24 @@ extension Pod {
     operations.instances(of: provider)
   }
 }
+
+extension BuildContext {
+  /// The provider's instances in the pod, over time, as ``Pod`` does; see
+  /// ``Pod/instances(of:)-(Provider<Value>)``.
+  ///
+  /// The sequence watches the pod, not this build: it resolves the provider when it is asked
+  /// for an element, wherever it is iterated, and what it resolves is not recorded as
+  /// something this build depends on. A service built here may keep it and follow the
+  /// provider for as long as it lives.
+  public func instances<Value>(of provider: Provider<Value>) -> ProviderInstances<Value, Never> {
+    operations.instances(of: provider)
+  }
+
+  /// The async provider's instances in the pod, over time, as ``Pod`` does; see
+  /// ``Pod/instances(of:)-(AsyncProvider<Value>)`` and ``instances(of:)-(Provider<Value>)``.
+  public func instances<Value: Sendable>(
+    of provider: AsyncProvider<Value>
+  ) -> ProviderInstances<Value, any Error> {
+    operations.instances(of: provider)
+  }
+}

@@ -122,6 +122,40 @@ extension BuildContext {
   public func resolve<Value>(_ provider: MainActorProvider<Value>) -> Value {
     operations.resolve(provider)
   }
+
+  /// Overrides the main-actor provider in the pod, as ``Pod`` does.
+  ///
+  /// Only main-actor code can call it, such as the builder of another ``MainActorProvider``.
+  @MainActor
+  public func overrideProvider<Value>(
+    _ provider: MainActorProvider<Value>,
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @MainActor @Sendable (BuildContext) -> Value
+  ) {
+    operations.overrideProvider(provider, scope: scope, with: build)
+  }
+
+  /// Resolves the main-actor provider to `value` in the pod from now on, as ``Pod`` does.
+  @MainActor
+  public func overrideProvider<Value>(
+    _ provider: MainActorProvider<Value>, withValue value: Value
+  ) {
+    operations.overrideProvider(provider, withValue: value)
+  }
+
+  /// Removes the main-actor provider's override, as ``Pod`` does.
+  public func removeOverrideProvider<Value>(
+    _ provider: MainActorProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    operations.removeOverride(of: provider.provider.info.key, isolation: isolation)
+  }
+
+  /// Discards the main-actor provider's instance, as ``Pod`` does.
+  public func clearCachedInstance<Value>(
+    of provider: MainActorProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    operations.clearCachedInstance(of: provider.provider.info, isolation: isolation)
+  }
 }
 
 extension MainActorProvider: Hashable {

@@ -90,3 +90,30 @@ extension Pod {
     try await operations.warmUp(providers)
   }
 }
+
+extension BuildContext {
+  /// Builds the providers up front, all at once, from this build, as ``Pod`` does.
+  ///
+  /// ```swift
+  /// let homeScreenProvider = AsyncProvider { pod in
+  ///   try await pod.warmUp(profileProvider, feedProvider)  // both at once
+  ///   return HomeScreen(profile: try await pod.resolve(profileProvider))
+  /// }
+  /// ```
+  ///
+  /// Each provider is resolved from this build, as ``resolve(_:)-(Provider<Value>)`` does: the
+  /// build depends on every instance the warm-up resolved, so discarding one of them discards
+  /// what this build makes too.
+  ///
+  /// - Throws: A ``WarmUpError`` naming the first provider whose build failed, or
+  ///   `CancellationError` if the calling task was cancelled.
+  public func warmUp(_ providers: any WarmableProvider...) async throws {
+    try await operations.warmUp(providers)
+  }
+
+  /// Builds the providers up front, all at once, from this build; see
+  /// ``warmUp(_:)-(WarmableProvider...)``.
+  public func warmUp(_ providers: [any WarmableProvider]) async throws {
+    try await operations.warmUp(providers)
+  }
+}
