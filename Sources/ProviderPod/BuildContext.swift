@@ -18,12 +18,6 @@ public struct BuildContext: ProviderResolver, Sendable {
   /// The build; it keeps its engine (see `Frame.engine`), so the context holds one reference.
   let frame: Frame
 
-  init(frame: Frame) {
-    self.frame = frame
-  }
-
-  var engine: PodEngine { frame.engine }
-
   /// The pod this build belongs to, or nil if it has gone away.
   public var pod: Pod? { engine.root }
 
@@ -39,8 +33,7 @@ public struct BuildContext: ProviderResolver, Sendable {
     isolation: isolated (any Actor)? = #isolation,
     with build: @escaping @Sendable (BuildContext) -> Value
   ) {
-    engine.install(
-      TypedOverride(provider: provider, scope: scope, build: build), isolation: isolation)
+    operations.overrideProvider(provider, scope: scope, isolation: isolation, with: build)
   }
 
   /// Resolves the provider to `value` in the pod from now on, as ``Pod`` does.
@@ -48,14 +41,14 @@ public struct BuildContext: ProviderResolver, Sendable {
     _ provider: Provider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.install(TypedOverride(provider: provider, value: value), isolation: isolation)
+    operations.overrideProvider(provider, withValue: value, isolation: isolation)
   }
 
   /// Removes the provider's override from the pod, as ``Pod`` does.
   public func removeOverrideProvider<Value>(
     _ provider: Provider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.removeOverride(of: provider.info.key, isolation: isolation)
+    operations.removeOverride(of: provider.info.key, isolation: isolation)
   }
 
   /// Overrides every member of the family, as ``Pod`` does.
@@ -65,40 +58,39 @@ public struct BuildContext: ProviderResolver, Sendable {
     isolation: isolated (any Actor)? = #isolation,
     with build: @escaping @Sendable (BuildContext, Argument) -> Value
   ) {
-    engine.install(
-      TypedFamilyOverride(family: family, scope: scope, build: build), isolation: isolation)
+    operations.overrideProvider(family, scope: scope, isolation: isolation, with: build)
   }
 
   /// Removes the family's override, as ``Pod`` does.
   public func removeOverrideProvider<Argument, Value>(
     _ family: ProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.removeOverride(of: family.info.key, isolation: isolation)
+    operations.removeOverride(of: family.info.key, isolation: isolation)
   }
 
   /// Clears a scope and its descendants, as ``Pod`` does.
   public func clearCachedInstances(
     forScope scope: any ProviderScope, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.clear(scope: scope, isolation: isolation)
+    operations.clearCachedInstances(forScope: scope, isolation: isolation)
   }
 
   /// Discards the provider's instance, as ``Pod`` does.
   public func clearCachedInstance<Value>(
     of provider: Provider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.clear(provider: provider.info, isolation: isolation)
+    operations.clearCachedInstance(of: provider.info, isolation: isolation)
   }
 
   /// Discards every member of the family, as ``Pod`` does.
   public func clearCachedInstances<Argument, Value>(
     of family: ProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.clear(family: family.info, isolation: isolation)
+    operations.clearCachedInstances(of: family.info, isolation: isolation)
   }
 
   /// The pod's cached instances, as ``Pod`` does.
   public func dependencyGraph() -> DependencyGraph {
-    engine.dependencyGraph()
+    operations.dependencyGraph()
   }
 }

@@ -72,9 +72,7 @@ extension Pod {
   /// after each discard. It ends when the pod goes away or the consuming task is cancelled,
   /// and never keeps an instance the pod discarded. See ``ProviderInstances``.
   public func instances<Value>(of provider: Provider<Value>) -> ProviderInstances<Value, Never> {
-    ProviderInstances(engine: engine, key: provider.info.key) { engine in
-      engine.resolve(provider, from: nil)
-    }
+    operations.instances(of: provider)
   }
 
   /// The async provider's instances in this pod, over time; see
@@ -92,8 +90,27 @@ extension Pod {
   public func instances<Value: Sendable>(
     of provider: AsyncProvider<Value>
   ) -> ProviderInstances<Value, any Error> {
-    ProviderInstances(engine: engine, key: provider.info.key) { engine in
-      try await engine.resolve(provider, from: nil)
-    }
+    operations.instances(of: provider)
+  }
+}
+
+extension BuildContext {
+  /// The provider's instances in the pod, over time, as ``Pod`` does; see
+  /// ``Pod/instances(of:)-(Provider<Value>)``.
+  ///
+  /// The sequence watches the pod, not this build: it resolves the provider when it is asked
+  /// for an element, wherever it is iterated, and what it resolves is not recorded as
+  /// something this build depends on. A service built here may keep it and follow the
+  /// provider for as long as it lives.
+  public func instances<Value>(of provider: Provider<Value>) -> ProviderInstances<Value, Never> {
+    operations.instances(of: provider)
+  }
+
+  /// The async provider's instances in the pod, over time, as ``Pod`` does; see
+  /// ``Pod/instances(of:)-(AsyncProvider<Value>)`` and ``instances(of:)-(Provider<Value>)``.
+  public func instances<Value: Sendable>(
+    of provider: AsyncProvider<Value>
+  ) -> ProviderInstances<Value, any Error> {
+    operations.instances(of: provider)
   }
 }

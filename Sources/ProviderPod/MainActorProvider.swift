@@ -67,15 +67,6 @@ public final class MainActorProvider<Value>: Sendable {
   public func override(withValue value: Value) -> ProviderOverride {
     provider.override(withValue: value)
   }
-
-  /// A plain builder that runs `build` on the main actor. The pod runs builders on the thread
-  /// that resolves, and only `@MainActor` code can resolve this provider, so the assumption
-  /// holds.
-  static func isolated(
-    _ build: @escaping @MainActor @Sendable (BuildContext) -> Value
-  ) -> @Sendable (BuildContext) -> Value {
-    { pod in MainActor.assumeIsolated { UncheckedSendable(value: build(pod)) }.value }
-  }
 }
 
 extension MainActorProvider: CustomStringConvertible {
@@ -88,7 +79,7 @@ extension Pod {
   /// actor otherwise.
   @MainActor
   public func resolve<Value>(_ provider: MainActorProvider<Value>) -> Value {
-    resolve(provider.provider)
+    operations.resolve(provider)
   }
 
   /// Builds the main-actor provider with `build` in this pod from now on.
@@ -98,9 +89,7 @@ extension Pod {
     scope: (any ProviderScope)? = nil,
     with build: @escaping @MainActor @Sendable (BuildContext) -> Value
   ) {
-    overrideProvider(
-      provider.provider, scope: scope, isolation: MainActor.shared,
-      with: MainActorProvider.isolated(build))
+    operations.overrideProvider(provider, scope: scope, with: build)
   }
 
   /// Resolves the main-actor provider to `value` in this pod from now on.
@@ -108,29 +97,64 @@ extension Pod {
   public func overrideProvider<Value>(
     _ provider: MainActorProvider<Value>, withValue value: Value
   ) {
-    overrideProvider(provider.provider, withValue: value, isolation: MainActor.shared)
+    operations.overrideProvider(provider, withValue: value)
   }
 
   /// Goes back to the main-actor provider's own builder.
   public func removeOverrideProvider<Value>(
     _ provider: MainActorProvider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    removeOverrideProvider(provider.provider, isolation: isolation)
+    operations.removeOverride(of: provider.provider.info.key, isolation: isolation)
   }
 
   /// Discards the main-actor provider's cached instance and everything built from it.
   public func clearCachedInstance<Value>(
     of provider: MainActorProvider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    clearCachedInstance(of: provider.provider, isolation: isolation)
+    operations.clearCachedInstance(of: provider.provider.info, isolation: isolation)
   }
 }
 
 extension BuildContext {
-  /// Returns the main-actor provider's instance and records that this build depends on it.
+  /// Returns the main-actor provider's instance and records that this build depends on it,
+  /// as ``Pod`` does.
   @MainActor
   public func resolve<Value>(_ provider: MainActorProvider<Value>) -> Value {
-    resolve(provider.provider)
+    operations.resolve(provider)
+  }
+
+  /// Overrides the main-actor provider in the pod, as ``Pod`` does.
+  ///
+  /// Only main-actor code can call it, such as the builder of another ``MainActorProvider``.
+  @MainActor
+  public func overrideProvider<Value>(
+    _ provider: MainActorProvider<Value>,
+    scope: (any ProviderScope)? = nil,
+    with build: @escaping @MainActor @Sendable (BuildContext) -> Value
+  ) {
+    operations.overrideProvider(provider, scope: scope, with: build)
+  }
+
+  /// Resolves the main-actor provider to `value` in the pod from now on, as ``Pod`` does.
+  @MainActor
+  public func overrideProvider<Value>(
+    _ provider: MainActorProvider<Value>, withValue value: Value
+  ) {
+    operations.overrideProvider(provider, withValue: value)
+  }
+
+  /// Removes the main-actor provider's override, as ``Pod`` does.
+  public func removeOverrideProvider<Value>(
+    _ provider: MainActorProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    operations.removeOverride(of: provider.provider.info.key, isolation: isolation)
+  }
+
+  /// Discards the main-actor provider's instance, as ``Pod`` does.
+  public func clearCachedInstance<Value>(
+    of provider: MainActorProvider<Value>, isolation: isolated (any Actor)? = #isolation
+  ) {
+    operations.clearCachedInstance(of: provider.provider.info, isolation: isolation)
   }
 }
 

@@ -5,7 +5,7 @@ extension Pod {
   /// - Throws: What the builder threw, or `CancellationError` if this task was cancelled
   ///   while waiting.
   public func resolve<Value: Sendable>(_ provider: AsyncProvider<Value>) async throws -> Value {
-    try await engine.resolve(provider, from: engine.currentFrame())
+    try await operations.resolve(provider)
   }
 
   /// Builds the async provider with `build` in this pod from now on, discarding its cached
@@ -16,8 +16,7 @@ extension Pod {
     isolation: isolated (any Actor)? = #isolation,
     with build: @escaping @Sendable (BuildContext) async throws -> Value
   ) {
-    engine.install(
-      TypedAsyncOverride(provider: provider, scope: scope, build: build), isolation: isolation)
+    operations.overrideProvider(provider, scope: scope, isolation: isolation, with: build)
   }
 
   /// Resolves the async provider to `value` in this pod from now on.
@@ -25,14 +24,14 @@ extension Pod {
     _ provider: AsyncProvider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.install(TypedAsyncOverride(provider: provider, value: value), isolation: isolation)
+    operations.overrideProvider(provider, withValue: value, isolation: isolation)
   }
 
   /// Goes back to the async provider's own builder. Does nothing if it is not overridden.
   public func removeOverrideProvider<Value: Sendable>(
     _ provider: AsyncProvider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.removeOverride(of: provider.info.key, isolation: isolation)
+    operations.removeOverride(of: provider.info.key, isolation: isolation)
   }
 
   /// Builds every member of the async family with `build` in this pod from now on.
@@ -42,15 +41,14 @@ extension Pod {
     isolation: isolated (any Actor)? = #isolation,
     with build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
   ) {
-    engine.install(
-      TypedAsyncFamilyOverride(family: family, scope: scope, build: build), isolation: isolation)
+    operations.overrideProvider(family, scope: scope, isolation: isolation, with: build)
   }
 
   /// Goes back to the async family's own builder.
   public func removeOverrideProvider<Argument, Value: Sendable>(
     _ family: AsyncProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.removeOverride(of: family.info.key, isolation: isolation)
+    operations.removeOverride(of: family.info.key, isolation: isolation)
   }
 
   /// Discards the async provider's cached instance and everything built from it. A build in
@@ -58,13 +56,13 @@ extension Pod {
   public func clearCachedInstance<Value: Sendable>(
     of provider: AsyncProvider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.clear(provider: provider.info, isolation: isolation)
+    operations.clearCachedInstance(of: provider.info, isolation: isolation)
   }
 
   /// Discards the cached instance of every member of the async family.
   public func clearCachedInstances<Argument, Value: Sendable>(
     of family: AsyncProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.clear(family: family.info, isolation: isolation)
+    operations.clearCachedInstances(of: family.info, isolation: isolation)
   }
 }

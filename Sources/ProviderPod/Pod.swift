@@ -31,7 +31,7 @@ public final class Pod: Sendable {
     parent = nil
     engine = PodEngine(overrides: overrides.map(\.record), observer: observer)
     engine.pod.owner = self
-    engine.report(Self.overriddenEvents(overrides, in: engine))
+    engine.reportOverridden(overrides.map(\.record))
   }
 
   /// Creates a child pod: a pod of its own for the given scopes, sharing everything else
@@ -76,15 +76,7 @@ public final class Pod: Sendable {
       parent: parent.engine, ownedScopes: owned, overrides: overrides.map(\.record),
       observer: observer)
     engine.pod.owner = self
-    engine.report(Self.overriddenEvents(overrides, in: engine))
-  }
-
-  private static func overriddenEvents(
-    _ overrides: [ProviderOverride], in engine: PodEngine
-  ) -> [ReportedEvent] {
-    overrides.map {
-      ReportedEvent(pod: engine.pod, event: .overridden(provider: $0.record.name))
-    }
+    engine.reportOverridden(overrides.map(\.record))
   }
 
   deinit {
@@ -125,8 +117,7 @@ public final class Pod: Sendable {
     isolation: isolated (any Actor)? = #isolation,
     with build: @escaping @Sendable (BuildContext) -> Value
   ) {
-    engine.install(
-      TypedOverride(provider: provider, scope: scope, build: build), isolation: isolation)
+    operations.overrideProvider(provider, scope: scope, isolation: isolation, with: build)
   }
 
   /// Resolves the provider to `value` in this pod from now on.
@@ -137,7 +128,7 @@ public final class Pod: Sendable {
     _ provider: Provider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.install(TypedOverride(provider: provider, value: value), isolation: isolation)
+    operations.overrideProvider(provider, withValue: value, isolation: isolation)
   }
 
   /// Goes back to the provider's own builder, discarding the override's instance and
@@ -145,7 +136,7 @@ public final class Pod: Sendable {
   public func removeOverrideProvider<Value>(
     _ provider: Provider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.removeOverride(of: provider.info.key, isolation: isolation)
+    operations.removeOverride(of: provider.info.key, isolation: isolation)
   }
 
   /// Builds every member of `family` with `build` in this pod from now on. An override of one
@@ -171,8 +162,7 @@ public final class Pod: Sendable {
     isolation: isolated (any Actor)? = #isolation,
     with build: @escaping @Sendable (BuildContext, Argument) -> Value
   ) {
-    engine.install(
-      TypedFamilyOverride(family: family, scope: scope, build: build), isolation: isolation)
+    operations.overrideProvider(family, scope: scope, isolation: isolation, with: build)
   }
 
   /// Goes back to the family's own builder for every member without an override of its own,
@@ -181,7 +171,7 @@ public final class Pod: Sendable {
   public func removeOverrideProvider<Argument, Value>(
     _ family: ProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.removeOverride(of: family.info.key, isolation: isolation)
+    operations.removeOverride(of: family.info.key, isolation: isolation)
   }
 
   // MARK: Scopes
@@ -199,7 +189,7 @@ public final class Pod: Sendable {
   public func clearCachedInstances(
     forScope scope: any ProviderScope, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.clear(scope: scope, isolation: isolation)
+    operations.clearCachedInstances(forScope: scope, isolation: isolation)
   }
 
   /// Discards the provider's cached instance and everything built from it, leaving its scope
@@ -216,7 +206,7 @@ public final class Pod: Sendable {
   public func clearCachedInstance<Value>(
     of provider: Provider<Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.clear(provider: provider.info, isolation: isolation)
+    operations.clearCachedInstance(of: provider.info, isolation: isolation)
   }
 
   /// Discards the cached instance of every member of `family`, and everything built from
@@ -224,7 +214,7 @@ public final class Pod: Sendable {
   public func clearCachedInstances<Argument, Value>(
     of family: ProviderFamily<Argument, Value>, isolation: isolated (any Actor)? = #isolation
   ) {
-    engine.clear(family: family.info, isolation: isolation)
+    operations.clearCachedInstances(of: family.info, isolation: isolation)
   }
 
   // MARK: Introspection
@@ -236,6 +226,6 @@ public final class Pod: Sendable {
   /// print(pod.dependencyGraph().mermaid())  // or .dot()
   /// ```
   public func dependencyGraph() -> DependencyGraph {
-    engine.dependencyGraph()
+    operations.dependencyGraph()
   }
 }

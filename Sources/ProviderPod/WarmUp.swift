@@ -76,7 +76,7 @@ extension Pod {
   /// - Throws: A ``WarmUpError`` naming the first provider whose build failed, or
   ///   `CancellationError` if the calling task was cancelled.
   public func warmUp(_ providers: any WarmableProvider...) async throws {
-    try await warmUp(providers)
+    try await operations.warmUp(providers)
   }
 
   /// Builds the providers up front, all at once; see
@@ -87,24 +87,33 @@ extension Pod {
   /// try await pod.warmUp(launchProviders)
   /// ```
   public func warmUp(_ providers: [any WarmableProvider]) async throws {
-    do {
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        for provider in providers {
-          group.addTask {
-            do {
-              try await provider.warmUp(in: self)
-            } catch {
-              throw WarmUpError(provider: provider.name, underlying: error)
-            }
-          }
-        }
-        // The first failure leaves the group, which cancels the other tasks and waits for
-        // them: their resolves stop waiting, and builds left without callers are cancelled.
-        for try await _ in group {}
-      }
-    } catch {
-      if Task.isCancelled { throw CancellationError() }
-      throw error
-    }
+    try await operations.warmUp(providers)
+  }
+}
+
+extension BuildContext {
+  /// Builds the providers up front, all at once, from this build, as ``Pod`` does.
+  ///
+  /// ```swift
+  /// let homeScreenProvider = AsyncProvider { pod in
+  ///   try await pod.warmUp(profileProvider, feedProvider)  // both at once
+  ///   return HomeScreen(profile: try await pod.resolve(profileProvider))
+  /// }
+  /// ```
+  ///
+  /// Each provider is resolved from this build, as ``resolve(_:)-(Provider<Value>)`` does: the
+  /// build depends on every instance the warm-up resolved, so discarding one of them discards
+  /// what this build makes too.
+  ///
+  /// - Throws: A ``WarmUpError`` naming the first provider whose build failed, or
+  ///   `CancellationError` if the calling task was cancelled.
+  public func warmUp(_ providers: any WarmableProvider...) async throws {
+    try await operations.warmUp(providers)
+  }
+
+  /// Builds the providers up front, all at once, from this build; see
+  /// ``warmUp(_:)-(WarmableProvider...)``.
+  public func warmUp(_ providers: [any WarmableProvider]) async throws {
+    try await operations.warmUp(providers)
   }
 }

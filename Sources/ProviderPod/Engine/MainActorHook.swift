@@ -15,3 +15,14 @@ func onMainActor<Value>(
     }
   }
 }
+
+extension MainActorProvider {
+  /// A plain builder that runs `build` on the main actor. The pod runs builders on the thread
+  /// that resolves, and only `@MainActor` code can resolve this provider, so the assumption
+  /// holds; the value belongs to the main actor and only passes through on its way back.
+  static func isolated(
+    _ build: @escaping @MainActor @Sendable (BuildContext) -> Value
+  ) -> @Sendable (BuildContext) -> Value {
+    { pod in MainActor.assumeIsolated { UncheckedSendable(value: build(pod)) }.value }
+  }
+}

@@ -22,6 +22,12 @@ extension PodEngine {
     for entry in after.disposals { entry.dispose(onMainActor: onMainActor) }
   }
 
+  /// Reports the overrides a pod was created with, once it is set up.
+  func reportOverridden(_ records: [OverrideRecord]) {
+    let pod = self.pod
+    report(records.map { ReportedEvent(pod: pod, event: .overridden(provider: $0.name)) })
+  }
+
   func install(_ record: OverrideRecord, isolation: (any Actor)?) {
     let pod = self.pod
     change(isolation: isolation) { $0.install(record, in: pod, into: &$1) }
