@@ -4,8 +4,12 @@
 /// earlier lines. Other escape sequences are dropped whole. Ctrl-D on an empty line ends the
 /// input; Ctrl-C abandons the line.
 ///
-/// It only models the line: feed it bytes, and draw ``rendering(prompt:)`` after each.
-/// ``TerminalLineReader`` connects it to a terminal.
+/// Left, Right, Backspace and Delete act on a whole `Character`: an emoji with its skin tone
+/// or joiners, a letter with its accents. Up keeps the line being typed; Down past the
+/// newest line brings it back.
+///
+/// It only models the line: feed it bytes, and draw it with a ``LineRenderer`` after each.
+/// ``TerminalLineReader`` connects both to a terminal.
 public struct LineEditor {
   /// What a byte did.
   public enum Outcome: Equatable, Sendable {
@@ -19,12 +23,17 @@ public struct LineEditor {
     case interrupted
   }
 
+  /// The line's scalars; `cursor` counts scalars too, and is always at the boundary of a
+  /// `Character`, so that no edit splits an emoji or a letter from its accent.
   private var text: [Unicode.Scalar] = []
   private var cursor = 0
   private var filter = EscapeSequenceFilter()
   private var utf8: [UInt8] = []
   private var history: [String] = []
   private var historyPosition = 0
+  /// The line being typed when Up first left it, given back when Down returns past the newest
+  /// line of the history, as shells do.
+  private var draft: [Unicode.Scalar] = []
 
   /// An empty line, with no history.
   public init() {}
@@ -33,7 +42,7 @@ public struct LineEditor {
   public var line: String { String(String.UnicodeScalarView(text)) }
 
   /// Where the cursor is, in characters from the start of the line.
-  public var cursorPosition: Int { cursor }
+  public var cursorPosition: Int { boundaries.firstIndex(of: cursor) ?? 0 }
 
   /// Handles one byte from the terminal.
   public mutating func feed(_ byte: UInt8) -> Outcome {
@@ -43,13 +52,6 @@ public struct LineEditor {
     case .sequence(let sequence): return apply(sequence: sequence)
     case .text(let scalar): return apply(scalar)
     }
-  }
-
-  /// What to write to redraw the line: back to the start of the row, the prompt and the
-  /// line, the rest of the row erased, and the cursor moved back to where it is in the line.
-  public func rendering(prompt: String) -> String {
-    let back = text.count - cursor
-    return "\r" + prompt + line + "\u{1B}[K" + (back > 0 ? "\u{1B}[\(back)D" : "")
   }
 
   /// Collects a UTF-8 sequence; returns its scalar once complete.
@@ -72,31 +74,29 @@ public struct LineEditor {
     case 0x0D, 0x0A:
       let finished = line
       if !finished.allSatisfy(\.isWhitespace) { history.append(finished) }
-      historyPosition = history.count
-      replace(with: [])
+      startOver()
       return .line(finished)
     case 0x04:
       if text.isEmpty { return .endOfInput }
       deleteForward()
     case 0x03:
-      replace(with: [])
-      historyPosition = history.count
+      startOver()
       return .interrupted
     case 0x7F, 0x08:
-      if cursor > 0 {
-        text.remove(at: cursor - 1)
-        cursor -= 1
-      }
+      let start = previousBoundary
+      text.removeSubrange(start..<cursor)
+      cursor = start
     case 0x01: cursor = 0
     case 0x05: cursor = text.count
-    case 0x02: cursor = max(0, cursor - 1)
-    case 0x06: cursor = min(text.count, cursor + 1)
+    case 0x02: cursor = previousBoundary
+    case 0x06: cursor = nextBoundary
     case 0x15:
       text.removeFirst(cursor)
       cursor = 0
     case 0x0B: text.removeLast(text.count - cursor)
     case 0x09: insert(" ")
-    case ..<0x20: break
+    // C0 and C1 controls: a terminal would act on them rather than show them.
+    case ..<0x20, 0x80...0x9F: break
     default: insert(scalar)
     }
     return .editing
@@ -104,39 +104,59 @@ public struct LineEditor {
 
   private mutating func apply(sequence: String) -> Outcome {
     switch sequence {
-    case "[D", "OD": cursor = max(0, cursor - 1)
-    case "[C", "OC": cursor = min(text.count, cursor + 1)
+    case "[D", "OD": cursor = previousBoundary
+    case "[C", "OC": cursor = nextBoundary
     case "[H", "OH", "[1~", "[7~": cursor = 0
     case "[F", "OF", "[4~", "[8~": cursor = text.count
     case "[3~": deleteForward()
     case "[A", "OA":
-      if historyPosition > 0 {
-        historyPosition -= 1
-        replace(with: Array(history[historyPosition].unicodeScalars))
-      }
+      guard historyPosition > 0 else { break }
+      if historyPosition == history.count { draft = text }
+      historyPosition -= 1
+      replace(with: Array(history[historyPosition].unicodeScalars))
     case "[B", "OB":
-      if historyPosition < history.count {
-        historyPosition += 1
-        replace(
-          with: historyPosition < history.count
-            ? Array(history[historyPosition].unicodeScalars) : [])
-      }
+      guard historyPosition < history.count else { break }
+      historyPosition += 1
+      replace(
+        with: historyPosition < history.count
+          ? Array(history[historyPosition].unicodeScalars) : draft)
     default: break
     }
     return .editing
   }
 
+  /// Where each `Character` of the line starts, in scalars, and the end of the line.
+  private var boundaries: [Int] {
+    var offsets = [0]
+    for character in line { offsets.append(offsets.last! + character.unicodeScalars.count) }
+    return offsets
+  }
+
+  private var previousBoundary: Int { boundaries.last { $0 < cursor } ?? 0 }
+  private var nextBoundary: Int { boundaries.first { $0 > cursor } ?? text.count }
+
+  /// Inserts at the cursor. A scalar that joins the character after it (a letter typed
+  /// before a lone accent) makes one character of both: the cursor goes after the whole.
   private mutating func insert(_ scalar: Unicode.Scalar) {
     text.insert(scalar, at: cursor)
     cursor += 1
+    let boundaries = boundaries
+    if !boundaries.contains(cursor) { cursor = boundaries.first { $0 > cursor } ?? text.count }
   }
 
   private mutating func deleteForward() {
-    if cursor < text.count { text.remove(at: cursor) }
+    text.removeSubrange(cursor..<nextBoundary)
   }
 
   private mutating func replace(with scalars: [Unicode.Scalar]) {
     text = scalars
     cursor = scalars.count
+  }
+
+  /// An empty line after Return or Ctrl-C: Up starts again from the newest line.
+  private mutating func startOver() {
+    replace(with: [])
+    historyPosition = history.count
+    draft = []
   }
 }

@@ -6,6 +6,7 @@ import Foundation
 public final class TerminalLineReader {
   private let original: termios
   private var editor = LineEditor()
+  private var renderer = LineRenderer()
 
   /// A reader for standard input, or nil when it is not a terminal.
   public init?() {
@@ -29,7 +30,7 @@ public final class TerminalLineReader {
       var original = original
       tcsetattr(STDIN_FILENO, TCSADRAIN, &original)
     }
-    write(editor.rendering(prompt: prompt))
+    write(renderer.redraw(prompt: prompt, editor: editor, width: columns))
     while true {
       var byte: UInt8 = 0
       let count = read(STDIN_FILENO, &byte, 1)
@@ -37,16 +38,25 @@ public final class TerminalLineReader {
       guard count == 1 else { return nil }
       switch editor.feed(byte) {
       case .editing:
-        write(editor.rendering(prompt: prompt))
+        write(renderer.redraw(prompt: prompt, editor: editor, width: columns))
       case .line(let line):
-        write("\r\n")
+        write(renderer.leave())
         return line
       case .endOfInput:
         return nil
       case .interrupted:
-        write("^C\r\n" + editor.rendering(prompt: prompt))
+        write(renderer.leave(mark: "^C"))
+        write(renderer.redraw(prompt: prompt, editor: editor, width: columns))
       }
     }
+  }
+
+  /// The terminal's width now, asked at every redraw so that a resized window is drawn
+  /// for its new width; 80 if the terminal does not say.
+  private var columns: Int {
+    var size = winsize()
+    guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+    return Int(size.ws_col)
   }
 
   private func write(_ text: String) {
