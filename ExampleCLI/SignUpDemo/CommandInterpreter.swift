@@ -27,6 +27,12 @@ final class CommandInterpreter {
 
   static let graphFormats = "text, dot or mermaid"
 
+  /// What a typo is compared with, in the order of the help.
+  static let commands = [
+    "start", "email", "profile", "back", "finish", "cancel", "status", "graph", "window",
+    "windows", "trace", "help", "quit", "exit",
+  ]
+
   /// The app's pod and its windows.
   let app: WindowedApp
   private let transcript: Transcript
@@ -65,7 +71,7 @@ final class CommandInterpreter {
       case ("graph", let format): showGraph(format)
       case ("window", let argument) where argument.lowercased() == "new": app.openWindow()
       case ("window", let argument) where argument.lowercased() == "close":
-        try app.closeCurrentWindow()
+        try await app.closeCurrentWindow()
       case ("window", ""), ("windows", ""): app.listWindows()
       case ("window", let number) where Int(number) != nil: try app.switchToWindow(Int(number)!)
       case ("window", _):
@@ -83,7 +89,11 @@ final class CommandInterpreter {
         ("quit", _), ("exit", _), ("windows", _):
         refuse("'\(typed)' takes no argument")
       default:
-        refuse("unknown command '\(typed)': type 'help' for the list")
+        if let nearest = CommandSuggestion.nearest(to: command, among: Self.commands) {
+          refuse("unknown command '\(typed)'; did you mean '\(nearest)'?")
+        } else {
+          refuse("unknown command '\(typed)': type 'help' for the list")
+        }
       }
     } catch {
       refuse(error.message)
