@@ -50,6 +50,11 @@ public enum DemoCommandLine {
           if isTerminal { transcript.write("") }
           return 0
         }
+        // A terminal shows what was typed; piped input is not shown, so say which command
+        // each piece of output answers.
+        if !isTerminal {
+          transcript.write(interpreter.prompt + line.withoutTerminalControls.trimmingWhitespace)
+        }
         if await interpreter.handle(line) == .quit { return 0 }
       }
     case ["--graph"]:
