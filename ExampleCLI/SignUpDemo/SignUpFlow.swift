@@ -46,6 +46,9 @@ final class SignUpFlow {
     self.transcript = transcript
   }
 
+  /// The session of the sign-up in progress.
+  var session: SignUpSession? { emailScreen?.session }
+
   var screen: Screen {
     profileScreen != nil ? .profile : emailScreen != nil ? .email : .none
   }
@@ -179,7 +182,7 @@ final class SignUpFlow {
     }
     emailScreen = nil
     profileScreen = nil
-    if let session, session.email == nil, session.name == nil {
+    if let session, session.isClosed {
       say("✓ \(sessionLabel)'s onDiscard closed it: its email and name are erased")
     }
   }

@@ -201,9 +201,9 @@ struct InteractiveSessionTests {
     #expect(output.contains("  trace off: only the screens are shown"))
     #expect(output.contains("  trace on: each step shows its pod calls (▸)"))
     #expect(!output.contains("+ built"))
-    #expect(!output.contains("▸ pod.clearCachedInstances(forScope: ProfileStepScope())"))
+    #expect(!output.contains("▸ window1.clearCachedInstances(forScope: ProfileStepScope())"))
     #expect(output.contains("  back on the email screen: it still shows ada@example.com"))
-    #expect(output.contains("▸ pod.clearCachedInstances(forScope: SignUpFlowScope())"))
+    #expect(output.contains("▸ window1.clearCachedInstances(forScope: SignUpFlowScope())"))
     #expect(output.contains("- discarded  SignUpSession#1"))
     // Nothing announces output that trace off then hides.
     #expect(!session.outputLines.contains { $0.hasSuffix(":") })
