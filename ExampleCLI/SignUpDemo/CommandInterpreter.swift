@@ -11,16 +11,16 @@ final class CommandInterpreter {
       start                 begin a sign-up (builds the flow's instances)
       email <address>       fill the email screen and continue
       profile <name>        fill the profile screen
-      back                  go back from the profile screen (clears ProfileStepScope)
-      finish                submit the sign-up (clears SignUpFlowScope and both step scopes)
+      back                  back from the profile screen (clears ProfileStepScope)
+      finish                submit the sign-up (clears SignUpFlowScope and below)
       cancel                abandon the sign-up (clears SignUpFlowScope)
-      status                where you are and what the window's pod and the app's pod hold
-      graph [dot|mermaid]   the window pod's dependency graph (plain text by default)
-      window new            open a window (a child pod of the app's pod) and switch to it
-      window <number>       switch to that window: the commands above act on the current one
+      status                where you are; what the window's and the app's pods hold
+      graph [dot|mermaid]   the window pod's dependency graph (text by default)
+      window new            open a window (a child of the app's pod), go to it
+      window <number>       switch to that window: the commands above act on it
       window, windows       list the windows; * marks the current one
-      window close          close the current window: its pod goes, with what it cached
-      trace on|off          show or hide the pod calls and what they built, reused, discarded
+      window close          close this window: its pod goes, with its instances
+      trace on|off          show or hide the pod calls and what the pod did
       help                  this list
       quit                  leave (Ctrl-D or the end of input works too)
     """
@@ -80,7 +80,7 @@ final class CommandInterpreter {
         flow.trace.isEnabled = setting.lowercased() == "on"
         transcript.write(
           flow.trace.isEnabled
-            ? "  trace on: each step shows its pod calls (▸) and what they built, reused, discarded"
+            ? "  trace on: each step shows its pod calls (▸) and what the pod did"
             : "  trace off: only the screens are shown")
       case ("trace", _): refuse("trace takes 'on' or 'off'")
       case ("help", ""): transcript.write(Self.help)
@@ -106,7 +106,9 @@ final class CommandInterpreter {
     case "", "text":
       let lines = flow.trace.labeledGraphLines(of: flow.pod)
       transcript.write(
-        lines.isEmpty ? "  (nothing cached)" : lines.map { "  " + $0 }.joined(separator: "\n"))
+        lines.isEmpty
+          ? "  (nothing cached)"
+          : lines.map { ("  " + $0).fitted(indent: "        ") }.joined(separator: "\n"))
     case "dot": transcript.write(flow.pod.dependencyGraph().dot())
     case "mermaid": transcript.write(flow.pod.dependencyGraph().mermaid())
     default: refuse("unknown graph format '\(format)': use \(Self.graphFormats)")

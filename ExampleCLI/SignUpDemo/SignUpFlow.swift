@@ -223,5 +223,7 @@ final class SignUpFlow {
     trace.label(provider.description)
   }
 
-  private func say(_ line: String) { transcript.write("  " + line) }
+  /// Writes a line of the screens' story, broken to fit the terminal: it holds what the user
+  /// typed, which can be long.
+  private func say(_ line: String) { transcript.write(("  " + line).fitted(indent: "    ")) }
 }

@@ -94,7 +94,8 @@ final class WindowedApp {
   func listWindows() {
     for window in windows {
       let mark = window === current ? "*" : " "
-      say("\(mark) \(window.name)  \(window.flow.summary)")
+      // Continued under the summary's first word.
+      say("\(mark) \(window.name)  \(window.flow.summary)", indent: "              ")
     }
   }
 
@@ -147,5 +148,8 @@ final class WindowedApp {
     return "windows \(numbers.dropLast().joined(separator: ", ")) and \(numbers.last!) are open"
   }
 
-  private func say(_ line: String) { transcript.write("  " + line) }
+  /// Writes a line, broken to fit the terminal: summaries hold what the user typed.
+  private func say(_ line: String, indent: String = "    ") {
+    transcript.write(("  " + line).fitted(indent: indent))
+  }
 }

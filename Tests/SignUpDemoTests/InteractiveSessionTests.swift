@@ -234,20 +234,28 @@ struct InteractiveSessionTests {
     // Finishing in window 1 discarded window 1's instances only.
     let discards = session.outputLines.filter { $0.hasPrefix("    - discarded") }
     #expect(discards.count == 6)
-    #expect(discards.allSatisfy { $0.contains(" [window 1]  (its scope was cleared)") })
+    #expect(output.contains("    discarded because their scope was cleared\n    - discarded"))
+    // A family member's label is too long for its column: its scope and pod go below.
+    #expect(
+      discards.allSatisfy {
+        $0.hasSuffix(" [window 1]") || $0.hasPrefix("    - discarded  EmailAvailability(")
+      })
+    #expect(
+      output.contains("\n" + String(repeating: " ", count: 42) + "SignUpFlowScope  [window 1]"))
+    // Lines that hold what the user typed are broken to fit 80 columns.
     #expect(
       output.contains(
-        "  now in window 2: on the profile screen, editing SignUpSession#2"
-          + " (holding grace@example.com and Grace Hopper)"))
+        "  now in window 2: on the profile screen, editing SignUpSession#2 (holding\n"
+          + "    grace@example.com and Grace Hopper)"))
     let status = session.outputLines.drop { !$0.hasPrefix("  cached in [window 2]") }
     #expect(status.first == "  cached in [window 2]: 6")
     #expect(status.contains("    SignUpSession#2                          SignUpFlowScope"))
     #expect(status.contains("  cached in [app], shared by every window: 4"))
     #expect(
-      Array(session.outputLines.suffix(2)) == [
+      Array(session.outputLines.suffix(3)) == [
         "    window 1  no sign-up in progress",
-        "  * window 2  on the profile screen, editing SignUpSession#2"
-          + " (holding grace@example.com and Grace Hopper)",
+        "  * window 2  on the profile screen, editing SignUpSession#2 (holding",
+        "              grace@example.com and Grace Hopper)",
       ])
   }
 
