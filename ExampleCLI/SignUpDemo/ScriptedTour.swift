@@ -1,4 +1,3 @@
-import Foundation
 import ProviderPod
 
 /// The default mode: a sign-up walked through step by step. Each step says why, then runs the
@@ -288,20 +287,5 @@ enum ScriptedTour {
     write("")
     write("Try it yourself: swift run ExampleCLI --interactive")
     return ok
-  }
-}
-
-/// What a test would write, here because the tour shows a test: an `HTTPClient` that answers
-/// like a healthy server and records every request.
-final class RecordingHTTPClient: HTTPClient, @unchecked Sendable {
-  private let lock = NSLock()
-  private var recorded: [String] = []
-
-  /// Every request so far, as `POST /path body`.
-  var requests: [String] { lock.withLock { recorded } }
-
-  func post(_ path: String, body: String) -> Int {
-    lock.withLock { recorded.append("POST \(path) \(body)".trimmingWhitespace) }
-    return path == "/signup" ? 201 : 200
   }
 }
