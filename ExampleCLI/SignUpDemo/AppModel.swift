@@ -65,6 +65,8 @@ struct EmailAvailability: Sendable {
 final class SignUpSession {
   var email: String?
   var name: String?
+  /// Whether `close()` ran: the demo shows the provider's `onDiscard` hook running.
+  private(set) var isClosed = false
 
   init() {}
 
@@ -72,6 +74,7 @@ final class SignUpSession {
   func close() {
     email = nil
     name = nil
+    isClosed = true
   }
 }
 

@@ -11,21 +11,27 @@ final class CommandInterpreter {
       start                 begin a sign-up (builds the flow's instances)
       email <address>       fill the email screen and continue
       profile <name>        fill the profile screen
-      back                  go back from the profile screen (clears ProfileStepScope)
-      finish                submit the sign-up (clears SignUpFlowScope and both step scopes)
+      back                  back from the profile screen (clears ProfileStepScope)
+      finish                submit the sign-up (clears SignUpFlowScope and below)
       cancel                abandon the sign-up (clears SignUpFlowScope)
-      status                where you are and what the window's pod and the app's pod hold
-      graph [dot|mermaid]   the window pod's dependency graph (plain text by default)
-      window new            open a window (a child pod of the app's pod) and switch to it
-      window <number>       switch to that window: the commands above act on the current one
+      status                where you are; what the window's and the app's pods hold
+      graph [dot|mermaid]   the window pod's dependency graph (text by default)
+      window new            open a window (a child of the app's pod), go to it
+      window <number>       switch to that window: the commands above act on it
       window, windows       list the windows; * marks the current one
-      window close          close the current window: its pod goes, with what it cached
-      trace on|off          show or hide the pod calls and what they built, reused, discarded
+      window close          close this window: its pod goes, with its instances
+      trace on|off          show or hide the pod calls and what the pod did
       help                  this list
       quit                  leave (Ctrl-D or the end of input works too)
     """
 
   static let graphFormats = "text, dot or mermaid"
+
+  /// What a typo is compared with, in the order of the help.
+  static let commands = [
+    "start", "email", "profile", "back", "finish", "cancel", "status", "graph", "window",
+    "windows", "trace", "help", "quit", "exit",
+  ]
 
   /// The app's pod and its windows.
   let app: WindowedApp
@@ -65,7 +71,7 @@ final class CommandInterpreter {
       case ("graph", let format): showGraph(format)
       case ("window", let argument) where argument.lowercased() == "new": app.openWindow()
       case ("window", let argument) where argument.lowercased() == "close":
-        try app.closeCurrentWindow()
+        try await app.closeCurrentWindow()
       case ("window", ""), ("windows", ""): app.listWindows()
       case ("window", let number) where Int(number) != nil: try app.switchToWindow(Int(number)!)
       case ("window", _):
@@ -74,7 +80,7 @@ final class CommandInterpreter {
         flow.trace.isEnabled = setting.lowercased() == "on"
         transcript.write(
           flow.trace.isEnabled
-            ? "  trace on: each step shows its pod calls (▸) and what they built, reused, discarded"
+            ? "  trace on: each step shows its pod calls (▸) and what the pod did"
             : "  trace off: only the screens are shown")
       case ("trace", _): refuse("trace takes 'on' or 'off'")
       case ("help", ""): transcript.write(Self.help)
@@ -83,7 +89,11 @@ final class CommandInterpreter {
         ("quit", _), ("exit", _), ("windows", _):
         refuse("'\(typed)' takes no argument")
       default:
-        refuse("unknown command '\(typed)': type 'help' for the list")
+        if let nearest = CommandSuggestion.nearest(to: command, among: Self.commands) {
+          refuse("unknown command '\(typed)'; did you mean '\(nearest)'?")
+        } else {
+          refuse("unknown command '\(typed)': type 'help' for the list")
+        }
       }
     } catch {
       refuse(error.message)
@@ -96,7 +106,9 @@ final class CommandInterpreter {
     case "", "text":
       let lines = flow.trace.labeledGraphLines(of: flow.pod)
       transcript.write(
-        lines.isEmpty ? "  (nothing cached)" : lines.map { "  " + $0 }.joined(separator: "\n"))
+        lines.isEmpty
+          ? "  (nothing cached)"
+          : lines.map { ("  " + $0).fitted(indent: "        ") }.joined(separator: "\n"))
     case "dot": transcript.write(flow.pod.dependencyGraph().dot())
     case "mermaid": transcript.write(flow.pod.dependencyGraph().mermaid())
     default: refuse("unknown graph format '\(format)': use \(Self.graphFormats)")

@@ -41,14 +41,19 @@ public enum DemoCommandLine {
       let interpreter = CommandInterpreter(transcript: transcript)
       if isTerminal {
         transcript.write(
-          "ProviderPod sign-up demo. Type 'help' for the commands, 'window new' for a second"
-            + " window, 'quit' or Ctrl-D to leave.")
+          "ProviderPod sign-up demo. Type 'help' for the commands, 'window new' for a second\n"
+            + "window, 'quit' or Ctrl-D to leave.")
       }
       while true {
         guard let line = readLine(isTerminal ? interpreter.prompt : nil) else {
           // Ctrl-D leaves the cursor after the prompt: end that line for the shell's prompt.
           if isTerminal { transcript.write("") }
           return 0
+        }
+        // A terminal shows what was typed; piped input is not shown, so say which command
+        // each piece of output answers.
+        if !isTerminal {
+          transcript.write(interpreter.prompt + line.withoutTerminalControls.trimmingWhitespace)
         }
         if await interpreter.handle(line) == .quit { return 0 }
       }

@@ -1,78 +1,15 @@
-import Foundation
-
-/// Splits typed text into characters and terminal escape sequences (`ESC [ D` for the left
-/// arrow, `ESC O H` for Home, `ESC ] ... BEL` for a title), so that neither a line editor
-/// nor the echo of a command lets a sequence through by accident.
-struct EscapeSequenceFilter {
-  /// What one scalar of input amounts to.
-  enum Token: Equatable {
-    /// A character of text (which may still be a control character).
-    case text(Unicode.Scalar)
-    /// Part of a sequence that is not finished yet.
-    case pending
-    /// A finished sequence without its ESC, such as `[D` or `[3~`.
-    case sequence(String)
-  }
-
-  private enum State { case text, escape, controlSequence, singleShift, operatingSystemCommand }
-  private var state = State.text
-  private var sequence = ""
-
-  mutating func feed(_ scalar: Unicode.Scalar) -> Token {
-    switch state {
-    case .text:
-      guard scalar == "\u{1B}" else { return .text(scalar) }
-      state = .escape
-      sequence = ""
-      return .pending
-    case .escape:
-      sequence.unicodeScalars.append(scalar)
-      switch scalar {
-      case "[": state = .controlSequence
-      case "O": state = .singleShift
-      case "]": state = .operatingSystemCommand
-      default:
-        // ESC and one character: Alt and a key.
-        state = .text
-        return .sequence(sequence)
-      }
-      return .pending
-    case .controlSequence:
-      sequence.unicodeScalars.append(scalar)
-      // Parameters and intermediates are 0x20-0x3F; one byte in 0x40-0x7E ends the sequence.
-      if (0x20...0x3F).contains(scalar.value) { return .pending }
-      state = .text
-      return .sequence(sequence)
-    case .singleShift:
-      sequence.unicodeScalars.append(scalar)
-      state = .text
-      return .sequence(sequence)
-    case .operatingSystemCommand:
-      // Ends at BEL, or at ESC (the first half of ESC \, whose backslash is then dropped).
-      if scalar == "\u{07}" || scalar == "\u{1B}" {
-        state = scalar == "\u{1B}" ? .escape : .text
-        sequence = ""
-        return scalar == "\u{1B}" ? .pending : .sequence("]")
-      }
-      return .pending
-    }
-  }
-
-  /// Whether `scalar` is text rather than part of an escape sequence.
-  mutating func accepts(_ scalar: Unicode.Scalar) -> Bool {
-    if case .text = feed(scalar) { return true }
-    return false
-  }
-}
-
 /// A small line editor for the interactive mode at a terminal: typing inserts at the cursor;
 /// Left and Right (or Ctrl-B, Ctrl-F) move; Home and End (or Ctrl-A, Ctrl-E) jump; Backspace
 /// and Delete erase; Ctrl-U and Ctrl-K cut to the start or the end; Up and Down recall
 /// earlier lines. Other escape sequences are dropped whole. Ctrl-D on an empty line ends the
 /// input; Ctrl-C abandons the line.
 ///
-/// It only models the line: feed it bytes, and draw ``rendering(prompt:)`` after each.
-/// ``TerminalLineReader`` connects it to a terminal.
+/// Left, Right, Backspace and Delete act on a whole `Character`: an emoji with its skin tone
+/// or joiners, a letter with its accents. Up keeps the line being typed; Down past the
+/// newest line brings it back.
+///
+/// It only models the line: feed it bytes, and draw it with a ``LineRenderer`` after each.
+/// ``TerminalLineReader`` connects both to a terminal.
 public struct LineEditor {
   /// What a byte did.
   public enum Outcome: Equatable, Sendable {
@@ -86,12 +23,17 @@ public struct LineEditor {
     case interrupted
   }
 
+  /// The line's scalars; `cursor` counts scalars too, and is always at the boundary of a
+  /// `Character`, so that no edit splits an emoji or a letter from its accent.
   private var text: [Unicode.Scalar] = []
   private var cursor = 0
   private var filter = EscapeSequenceFilter()
   private var utf8: [UInt8] = []
   private var history: [String] = []
   private var historyPosition = 0
+  /// The line being typed when Up first left it, given back when Down returns past the newest
+  /// line of the history, as shells do.
+  private var draft: [Unicode.Scalar] = []
 
   /// An empty line, with no history.
   public init() {}
@@ -100,7 +42,7 @@ public struct LineEditor {
   public var line: String { String(String.UnicodeScalarView(text)) }
 
   /// Where the cursor is, in characters from the start of the line.
-  public var cursorPosition: Int { cursor }
+  public var cursorPosition: Int { boundaries.firstIndex(of: cursor) ?? 0 }
 
   /// Handles one byte from the terminal.
   public mutating func feed(_ byte: UInt8) -> Outcome {
@@ -110,13 +52,6 @@ public struct LineEditor {
     case .sequence(let sequence): return apply(sequence: sequence)
     case .text(let scalar): return apply(scalar)
     }
-  }
-
-  /// What to write to redraw the line: back to the start of the row, the prompt and the
-  /// line, the rest of the row erased, and the cursor moved back to where it is in the line.
-  public func rendering(prompt: String) -> String {
-    let back = text.count - cursor
-    return "\r" + prompt + line + "\u{1B}[K" + (back > 0 ? "\u{1B}[\(back)D" : "")
   }
 
   /// Collects a UTF-8 sequence; returns its scalar once complete.
@@ -139,31 +74,29 @@ public struct LineEditor {
     case 0x0D, 0x0A:
       let finished = line
       if !finished.allSatisfy(\.isWhitespace) { history.append(finished) }
-      historyPosition = history.count
-      replace(with: [])
+      startOver()
       return .line(finished)
     case 0x04:
       if text.isEmpty { return .endOfInput }
       deleteForward()
     case 0x03:
-      replace(with: [])
-      historyPosition = history.count
+      startOver()
       return .interrupted
     case 0x7F, 0x08:
-      if cursor > 0 {
-        text.remove(at: cursor - 1)
-        cursor -= 1
-      }
+      let start = previousBoundary
+      text.removeSubrange(start..<cursor)
+      cursor = start
     case 0x01: cursor = 0
     case 0x05: cursor = text.count
-    case 0x02: cursor = max(0, cursor - 1)
-    case 0x06: cursor = min(text.count, cursor + 1)
+    case 0x02: cursor = previousBoundary
+    case 0x06: cursor = nextBoundary
     case 0x15:
       text.removeFirst(cursor)
       cursor = 0
     case 0x0B: text.removeLast(text.count - cursor)
     case 0x09: insert(" ")
-    case ..<0x20: break
+    // C0 and C1 controls: a terminal would act on them rather than show them.
+    case ..<0x20, 0x80...0x9F: break
     default: insert(scalar)
     }
     return .editing
@@ -171,93 +104,59 @@ public struct LineEditor {
 
   private mutating func apply(sequence: String) -> Outcome {
     switch sequence {
-    case "[D", "OD": cursor = max(0, cursor - 1)
-    case "[C", "OC": cursor = min(text.count, cursor + 1)
+    case "[D", "OD": cursor = previousBoundary
+    case "[C", "OC": cursor = nextBoundary
     case "[H", "OH", "[1~", "[7~": cursor = 0
     case "[F", "OF", "[4~", "[8~": cursor = text.count
     case "[3~": deleteForward()
     case "[A", "OA":
-      if historyPosition > 0 {
-        historyPosition -= 1
-        replace(with: Array(history[historyPosition].unicodeScalars))
-      }
+      guard historyPosition > 0 else { break }
+      if historyPosition == history.count { draft = text }
+      historyPosition -= 1
+      replace(with: Array(history[historyPosition].unicodeScalars))
     case "[B", "OB":
-      if historyPosition < history.count {
-        historyPosition += 1
-        replace(
-          with: historyPosition < history.count
-            ? Array(history[historyPosition].unicodeScalars) : [])
-      }
+      guard historyPosition < history.count else { break }
+      historyPosition += 1
+      replace(
+        with: historyPosition < history.count
+          ? Array(history[historyPosition].unicodeScalars) : draft)
     default: break
     }
     return .editing
   }
 
+  /// Where each `Character` of the line starts, in scalars, and the end of the line.
+  private var boundaries: [Int] {
+    var offsets = [0]
+    for character in line { offsets.append(offsets.last! + character.unicodeScalars.count) }
+    return offsets
+  }
+
+  private var previousBoundary: Int { boundaries.last { $0 < cursor } ?? 0 }
+  private var nextBoundary: Int { boundaries.first { $0 > cursor } ?? text.count }
+
+  /// Inserts at the cursor. A scalar that joins the character after it (a letter typed
+  /// before a lone accent) makes one character of both: the cursor goes after the whole.
   private mutating func insert(_ scalar: Unicode.Scalar) {
     text.insert(scalar, at: cursor)
     cursor += 1
+    let boundaries = boundaries
+    if !boundaries.contains(cursor) { cursor = boundaries.first { $0 > cursor } ?? text.count }
   }
 
   private mutating func deleteForward() {
-    if cursor < text.count { text.remove(at: cursor) }
+    text.removeSubrange(cursor..<nextBoundary)
   }
 
   private mutating func replace(with scalars: [Unicode.Scalar]) {
     text = scalars
     cursor = scalars.count
   }
-}
 
-/// Reads lines from a terminal with a ``LineEditor``: the terminal is switched to
-/// character-at-a-time input without echo only while a line is read, so commands print
-/// with the terminal as it was, and a crash while one runs leaves it usable.
-public final class TerminalLineReader {
-  private let original: termios
-  private var editor = LineEditor()
-
-  /// A reader for standard input, or nil when it is not a terminal.
-  public init?() {
-    var settings = termios()
-    guard isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &settings) == 0 else { return nil }
-    original = settings
-  }
-
-  /// Shows `prompt` and reads one line; nil at Ctrl-D on an empty line or the end of input.
-  public func readLine(prompt: String) -> String? {
-    var raw = original
-    // Bytes as they are typed, not echoed; Ctrl-C, Ctrl-D and Return come as bytes too.
-    raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG | IEXTEN)
-    raw.c_iflag &= ~tcflag_t(ICRNL | IXON)
-    withUnsafeMutableBytes(of: &raw.c_cc) { controls in
-      controls[Int(VMIN)] = 1
-      controls[Int(VTIME)] = 0
-    }
-    tcsetattr(STDIN_FILENO, TCSADRAIN, &raw)
-    defer {
-      var original = original
-      tcsetattr(STDIN_FILENO, TCSADRAIN, &original)
-    }
-    write(editor.rendering(prompt: prompt))
-    while true {
-      var byte: UInt8 = 0
-      let count = read(STDIN_FILENO, &byte, 1)
-      if count < 0, errno == EINTR { continue }
-      guard count == 1 else { return nil }
-      switch editor.feed(byte) {
-      case .editing:
-        write(editor.rendering(prompt: prompt))
-      case .line(let line):
-        write("\r\n")
-        return line
-      case .endOfInput:
-        return nil
-      case .interrupted:
-        write("^C\r\n" + editor.rendering(prompt: prompt))
-      }
-    }
-  }
-
-  private func write(_ text: String) {
-    FileHandle.standardOutput.write(Data(text.utf8))
+  /// An empty line after Return or Ctrl-C: Up starts again from the newest line.
+  private mutating func startOver() {
+    replace(with: [])
+    historyPosition = history.count
+    draft = []
   }
 }

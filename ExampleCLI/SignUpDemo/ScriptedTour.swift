@@ -1,4 +1,3 @@
-import Foundation
 import ProviderPod
 
 /// The default mode: a sign-up walked through step by step. Each step says why, then runs the
@@ -8,21 +7,27 @@ enum ScriptedTour {
   static let introduction = """
     ProviderPod demo: a sign-up flow
     ================================
-    An app's sign-up: an email screen, then a profile screen. Each dependency is a global
-    provider declared next to its type (ExampleCLI/SignUpDemo/Providers.swift); nothing is
-    registered. A provider's scope says how long the pod keeps its instance:
+    An app's sign-up: an email screen, then a profile screen. Each dependency is a
+    global provider declared next to its type, in ExampleCLI/SignUpDemo/Providers.swift:
+    nothing is registered. A provider's scope says how long the pod keeps its
+    instance:
 
-      SingletonScope         AppConfiguration, HTTPClient,               the whole app
+      scope                  instances it holds                  which live for
+      SingletonScope         AppConfiguration, HTTPClient,       the whole app
                              SignUpConfiguration, SignUpService
-      WindowScope            (each window's pod owns it: step 7)         one window
-      └─ SignUpFlowScope     SignUpSession, EmailAvailability(address)   one sign-up
-         ├─ EmailStepScope   EmailValidator, EmailStepViewModel          the email screen
-         └─ ProfileStepScope NameValidator, ProfileStepViewModel         the profile screen
+      WindowScope            (each window's pod owns it: step 7) one window
+      └─ SignUpFlowScope     SignUpSession,                      one sign-up
+                             EmailAvailability(address)
+         ├─ EmailStepScope   EmailValidator, EmailStepViewModel  the email screen
+         └─ ProfileStepScope NameValidator, ProfileStepViewModel the profile screen
 
-    Clearing a scope discards its instances, those of its child scopes, and whatever was
-    built from them. Each step says why, runs the app's code (▸) and shows what the pod did:
-      + built   - discarded   ~ override   = reused (already cached: handed out, not rebuilt)
-    Instances are numbered in the order the pod built them: SignUpSession#2 is the second.
+    Clearing a scope discards its instances, those of its child scopes, and whatever
+    was built from them. Each step says why, runs the app's code (▸) and shows what
+    the pod did:
+      + built   - discarded   ~ override
+      = reused (already cached: handed out, not rebuilt)
+    Instances are numbered in the order the pod built them: SignUpSession#2 is the
+    second.
     """
 
   /// Runs the tour; returns false if any step was refused (which would be a bug).
@@ -31,15 +36,21 @@ enum ScriptedTour {
     let flow = SignUpFlow(transcript: transcript)
     let pod = flow.pod
     var ok = true
-    func write(_ line: String) { transcript.write(line) }
+    // Lines that hold labels and summaries can outgrow the terminal: continued two columns
+    // further in than they start.
+    func write(_ line: String) {
+      let indent = String(repeating: " ", count: line.prefix { $0 == " " }.count + 2)
+      transcript.write(line.fitted(indent: indent))
+    }
     func step(
       _ number: Int, _ title: String, command: String? = nil, why: String,
       _ action: () async throws -> Void
     ) async {
       write("")
       write(
-        command.map { "\(number). \(title)".padded(to: 60) + "> \($0)" } ?? "\(number). \(title)")
-      write(why.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+        command.map { "\(number). \(title)".padded(to: 44) + "> \($0)" } ?? "\(number). \(title)")
+      // One paragraph, broken for the terminal's width rather than where it was typed.
+      write("  " + why.split(separator: "\n").joined(separator: " "))
       do { try await action() } catch {
         transcript.write("error: \(error)", to: .error)
         ok = false
@@ -158,7 +169,10 @@ enum ScriptedTour {
       try second.flow.start()
 
       let (firstSession, secondSession) = flow.trace.show(
-        "firstWindow.resolve(signUpSessionProvider) !== secondWindow.resolve(signUpSessionProvider)"
+        """
+        firstWindow.resolve(signUpSessionProvider)
+          !== secondWindow.resolve(signUpSessionProvider)
+        """
       ) {
         (firstWindow.resolve(signUpSessionProvider), secondWindow.resolve(signUpSessionProvider))
       }
@@ -203,7 +217,7 @@ enum ScriptedTour {
       }
       write(
         kept === secondSession && kept.email == "alan@example.com"
-          ? "  ✓ window 2 is untouched: \(second.flow.summary)"
+          ? "  ✓ window 2 is untouched:\n    \(second.flow.summary)"
           : "  ✗ window 2 lost its sign-up")
     }
 
@@ -273,20 +287,5 @@ enum ScriptedTour {
     write("")
     write("Try it yourself: swift run ExampleCLI --interactive")
     return ok
-  }
-}
-
-/// What a test would write, here because the tour shows a test: an `HTTPClient` that answers
-/// like a healthy server and records every request.
-final class RecordingHTTPClient: HTTPClient, @unchecked Sendable {
-  private let lock = NSLock()
-  private var recorded: [String] = []
-
-  /// Every request so far, as `POST /path body`.
-  var requests: [String] { lock.withLock { recorded } }
-
-  func post(_ path: String, body: String) -> Int {
-    lock.withLock { recorded.append("POST \(path) \(body)".trimmingWhitespace) }
-    return path == "/signup" ? 201 : 200
   }
 }

@@ -46,6 +46,9 @@ final class SignUpFlow {
     self.transcript = transcript
   }
 
+  /// The session of the sign-up in progress.
+  var session: SignUpSession? { emailScreen?.session }
+
   var screen: Screen {
     profileScreen != nil ? .profile : emailScreen != nil ? .email : .none
   }
@@ -179,7 +182,7 @@ final class SignUpFlow {
     }
     emailScreen = nil
     profileScreen = nil
-    if let session, session.email == nil, session.name == nil {
+    if let session, session.isClosed {
       say("✓ \(sessionLabel)'s onDiscard closed it: its email and name are erased")
     }
   }
@@ -220,5 +223,7 @@ final class SignUpFlow {
     trace.label(provider.description)
   }
 
-  private func say(_ line: String) { transcript.write("  " + line) }
+  /// Writes a line of the screens' story, broken to fit the terminal: it holds what the user
+  /// typed, which can be long.
+  private func say(_ line: String) { transcript.write(("  " + line).fitted(indent: "    ")) }
 }

@@ -166,7 +166,9 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
   }
 
   private func writeCode(_ code: String) {
-    transcript.write(code.split(separator: "\n").map { "  ▸ " + $0 }.joined(separator: "\n"))
+    transcript.write(
+      code.split(separator: "\n").map { ("  ▸ " + $0).fitted(indent: "      ") }
+        .joined(separator: "\n"))
   }
 
   /// Prints the events reported since the last flush (or drops them when tracing is off):
@@ -179,7 +181,7 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
       return (log.enabled ? log.pending : [], log.namesPods)
     }
     var lines: [String] = []
-    var discards: [(order: DiscardOrder, line: String)] = []
+    var discards: [(order: DiscardOrder, reason: DiscardReason, line: String)] = []
     var reused: [String] = []
     for entry in entries {
       let pod = namesPods ? entry.pod : nil
@@ -191,7 +193,7 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
         let line = Self.row("-", "discarded", entry.label, entry.scope, pod: pod)
         let order = DiscardOrder(
           cause: reason.order, scope: Self.scopeOrder(entry.scope), label: entry.label)
-        discards.append((order, line + "  (\(reason.explanation))"))
+        discards.append((order, reason, line))
       case .built:
         lines.append(Self.row("+", "built", entry.label, entry.scope, pod: pod))
       case .reused:
@@ -205,14 +207,16 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
       case .failed(let attempt, let error, let retryingIn):
         let next = retryingIn.map { "retrying in \($0.milliseconds) ms" } ?? "giving up"
         lines.append(
-          "    ✗ failed     \(entry.label)\(tag), attempt \(attempt): \(error); \(next)")
+          "    ✗ failed     \(entry.label)\(tag), attempt \(attempt): \(error); \(next)"
+            .fitted(indent: Self.listIndent))
       }
     }
-    let sortedDiscards = discards.sorted { $0.order < $1.order }.map(\.line)
+    let sortedDiscards = Self.grouped(discards.sorted { $0.order < $1.order })
     let firstBuild = lines.firstIndex { $0.hasPrefix("    +") } ?? lines.endIndex
     lines.insert(contentsOf: sortedDiscards, at: firstBuild)
     if !reused.isEmpty {
-      lines.append("    = reused     " + reused.joined(separator: ", "))
+      lines.append(
+        ("    = reused     " + reused.joined(separator: ", ")).fitted(indent: Self.listIndent))
     }
     for line in lines { transcript.write(line) }
   }
@@ -237,57 +241,43 @@ final class TraceObserver: PodObserver, @unchecked Sendable {
     }
   }
 
+  /// Where a continued list of labels starts, under the first label of a row.
+  private static let listIndent = String(repeating: " ", count: 17)
+
   /// A built or discarded instance: `    + built      SignUpSession#2          SignUpFlowScope`,
-  /// then `[window 1]` when the tree names its pods.
+  /// then `[window 1]` when the tree names its pods. A label too long for its column (a
+  /// family member's argument) would push the row past the terminal's width: the scope and
+  /// the pod then go on a line of their own, still in their column.
   private static func row(
     _ mark: String, _ verb: String, _ label: String, _ scope: String, pod: String?
   ) -> String {
-    let row = "    \(mark) \(verb.padded(to: 10)) \(label.padded(to: 24)) "
-    guard let pod else { return row + scope }
-    return row + scope.padded(to: 16) + " [\(pod)]"
+    let start = "    \(mark) \(verb.padded(to: 10)) "
+    let end = pod.map { scope.padded(to: 16) + " [\($0)]" } ?? scope
+    let row = start + label.padded(to: 24) + " " + end
+    guard row.displayWidth > terminalColumns else { return row }
+    return start + label + "\n" + String(repeating: " ", count: start.count + 25) + end
+  }
+
+  /// The discard lines, each run with one cause after a line that says it: a reason on each
+  /// row would not fit the terminal's width.
+  private static func grouped(
+    _ discards: [(order: DiscardOrder, reason: DiscardReason, line: String)]
+  ) -> [String] {
+    var lines: [String] = []
+    var start = discards.startIndex
+    while start < discards.endIndex {
+      let reason = discards[start].reason
+      let end = discards[start...].firstIndex { $0.reason != reason } ?? discards.endIndex
+      lines.append("    discarded because \(reason.explanation(count: end - start))")
+      lines += discards[start..<end].map(\.line)
+      start = end
+    }
+    return lines
   }
 
   /// The demo's scopes from the longest-lived down, as the tour's scope tree lists them.
   private static func scopeOrder(_ scope: String) -> Int {
     ["SingletonScope", "WindowScope", "SignUpFlowScope", "EmailStepScope", "ProfileStepScope"]
       .firstIndex(of: scope) ?? 5
-  }
-}
-
-/// Where a discard is listed.
-private struct DiscardOrder: Comparable {
-  let cause: Int
-  let scope: Int
-  let label: String
-
-  static func < (lhs: Self, rhs: Self) -> Bool {
-    (lhs.cause, lhs.scope, lhs.label) < (rhs.cause, rhs.scope, rhs.label)
-  }
-}
-
-extension DiscardReason {
-  var explanation: String {
-    switch self {
-    case .scopeCleared: "its scope was cleared"
-    case .dependencyDiscarded: "it was built from a discarded instance"
-    case .overrideChanged: "its override changed"
-    case .providerCleared: "its provider was cleared"
-    }
-  }
-
-  /// Causes before what they caused.
-  fileprivate var order: Int { self == .dependencyDiscarded ? 1 : 0 }
-}
-
-extension Duration {
-  /// The duration in whole milliseconds, as a log line shows a back-off.
-  var milliseconds: Int64 {
-    components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-  }
-}
-
-extension String {
-  func padded(to width: Int) -> String {
-    count >= width ? self : self + String(repeating: " ", count: width - count)
   }
 }

@@ -20,16 +20,22 @@ final class Window {
   var name: String { "window \(number)" }
 
   /// Opens a window on `appPod`, whose observer is `appTrace`; the code the window's flow
-  /// shows calls its pod `podExpression`.
+  /// shows calls its pod `podExpression`, by default the name ``podName`` gives it.
   init(
     number: Int, appPod: Pod, appTrace: TraceObserver, transcript: Transcript,
-    podExpression: String = "pod"
+    podExpression: String? = nil
   ) {
     self.number = number
     let trace = TraceObserver(childOf: appTrace, podName: "window \(number)")
     let pod = Pod(parent: appPod, scopes: [WindowScope()], observer: trace)
-    flow = SignUpFlow(pod: pod, trace: trace, transcript: transcript, podExpression: podExpression)
+    flow = SignUpFlow(
+      pod: pod, trace: trace, transcript: transcript,
+      podExpression: podExpression ?? Self.podName(number))
   }
+
+  /// What the code the interactive mode shows calls window `number`'s pod: `window2`. The
+  /// pod is a child of the app's, so code that said `pod` would name the wrong one.
+  static func podName(_ number: Int) -> String { "window\(number)" }
 }
 
 /// The app as the interactive mode drives it: the app's pod at the root, one window open at
@@ -63,7 +69,8 @@ final class WindowedApp {
   @discardableResult
   func openWindow() -> Window {
     let number = (windows.map(\.number).max() ?? 0) + 1
-    let window = trace.show("Pod(parent: appPod, scopes: [WindowScope()])") {
+    let code = "let \(Window.podName(number)) = Pod(parent: appPod, scopes: [WindowScope()])"
+    let window = trace.show(code) {
       Window(number: number, appPod: pod, appTrace: trace, transcript: transcript)
     }
     windows.append(window)
@@ -87,29 +94,51 @@ final class WindowedApp {
   func listWindows() {
     for window in windows {
       let mark = window === current ? "*" : " "
-      say("\(mark) \(window.name)  \(window.flow.summary)")
+      // Continued under the summary's first word.
+      say("\(mark) \(window.name)  \(window.flow.summary)", indent: "              ")
     }
   }
 
   /// Closes the current window: nothing holds its pod any more, so the pod goes away with
   /// the instances it cached (each `onDiscard` runs; the app's instances stay). The window
   /// opened before it, or else the first one left, becomes the current one.
-  func closeCurrentWindow() throws(Refusal) {
+  ///
+  /// The session's hook runs on the main actor, after the pod has gone: this waits for it, so
+  /// that closing shows the hook running as finishing does.
+  func closeCurrentWindow() async throws(Refusal) {
     guard windows.count > 1 else {
       throw Refusal(message: "\(current.name) is the last window: 'quit' leaves the demo")
     }
+    let closed = removeCurrentWindow()
+    let held =
+      closed.held.isEmpty ? "nothing of its own" : "the \(closed.held.count) instances it cached"
+    say("closed \(closed.name): its pod goes away with \(held)")
+    for (label, scope) in closed.held { say("  \(label.padded(to: 40)) \(scope)") }
+    if let session = closed.session {
+      for _ in 0..<100 where !session.isClosed { await Task.yield() }
+      if session.isClosed {
+        say("✓ \(closed.sessionLabel)'s onDiscard closed it: its email and name are erased")
+      }
+    }
+    say("now in \(current.name): \(current.flow.summary)")
+  }
+
+  /// Takes the current window out of the app and returns what closing it showed; the window
+  /// and its pod are gone when this returns, since nothing else holds them.
+  private func removeCurrentWindow() -> (
+    name: String, held: [(label: String, scope: String)], session: SignUpSession?,
+    sessionLabel: String
+  ) {
     let closing = current
     let index = windows.firstIndex { $0 === closing }!
     let trace = closing.flow.trace
     let held = closing.pod.dependencyGraph().nodes.filter { trace.holds($0.provider) }
+      .map { (label: trace.label($0.provider), scope: $0.scope) }
     windows.remove(at: index)
     current = windows[max(0, index - 1)]
-    // `closing` is the last reference to the window, so its pod goes when this returns.
-    say(
-      "closed \(closing.name): its pod goes away with "
-        + (held.isEmpty ? "nothing of its own" : "the \(held.count) instances it cached"))
-    for node in held { say("  \(trace.label(node.provider).padded(to: 40)) \(node.scope)") }
-    say("now in \(current.name): \(current.flow.summary)")
+    return (
+      closing.name, held, closing.flow.session, trace.label(signUpSessionProvider.name)
+    )
   }
 
   /// `windows 1 and 3 are open`.
@@ -119,5 +148,8 @@ final class WindowedApp {
     return "windows \(numbers.dropLast().joined(separator: ", ")) and \(numbers.last!) are open"
   }
 
-  private func say(_ line: String) { transcript.write("  " + line) }
+  /// Writes a line, broken to fit the terminal: summaries hold what the user typed.
+  private func say(_ line: String, indent: String = "    ") {
+    transcript.write(("  " + line).fitted(indent: indent))
+  }
 }

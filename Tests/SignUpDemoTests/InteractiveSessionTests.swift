@@ -4,7 +4,7 @@ import Testing
 @testable import SignUpDemo
 
 /// What an interactive run printed and asked for.
-private struct Session {
+struct Session {
   let status: Int32
   let transcript: Transcript
   /// The prompt passed to each read, nil when input is not a terminal.
@@ -19,7 +19,7 @@ private struct Session {
 
 /// Feeds lines to the interactive mode the way a pipe (or a terminal) would.
 @MainActor
-private func runInteractive(_ lines: [String], isTerminal: Bool = false) async -> Session {
+func runInteractive(_ lines: [String], isTerminal: Bool = false) async -> Session {
   let transcript = Transcript()
   var input = lines[...]
   var prompts: [String?] = []
@@ -201,100 +201,13 @@ struct InteractiveSessionTests {
     #expect(output.contains("  trace off: only the screens are shown"))
     #expect(output.contains("  trace on: each step shows its pod calls (▸)"))
     #expect(!output.contains("+ built"))
-    #expect(!output.contains("▸ pod.clearCachedInstances(forScope: ProfileStepScope())"))
+    #expect(!output.contains("▸ window1.clearCachedInstances(forScope: ProfileStepScope())"))
     #expect(output.contains("  back on the email screen: it still shows ada@example.com"))
-    #expect(output.contains("▸ pod.clearCachedInstances(forScope: SignUpFlowScope())"))
+    #expect(output.contains("▸ window1.clearCachedInstances(forScope: SignUpFlowScope())"))
     #expect(output.contains("- discarded  SignUpSession#1"))
     // Nothing announces output that trace off then hides.
     #expect(!session.outputLines.contains { $0.hasSuffix(":") })
     #expect(session.errors.isEmpty)
-  }
-
-  @Test("two windows sign up at once, sharing the app's singletons; finishing one leaves the other")
-  func twoWindows() async {
-    let session = await runInteractive([
-      "start", "email ada@example.com", "Window New", "start", "email grace@example.com",
-      "profile Grace Hopper", "window 1", "profile Ada Lovelace", "finish", "window 2", "status",
-      "windows",
-    ])
-    #expect(session.errors.isEmpty)
-    let output = session.output
-    #expect(
-      output.contains("    + built      SignUpSession#1          SignUpFlowScope  [window 1]"))
-    #expect(
-      output.contains("    + built      SignUpSession#2          SignUpFlowScope  [window 2]"))
-    // The HTTP client was first built through window 1, and is the app's.
-    #expect(output.contains("    + built      HTTPClient#1             SingletonScope   [app]"))
-    #expect(output.contains("    = reused     HTTPClient#1 [app]"))
-    #expect(!output.contains("HTTPClient#2"))
-    #expect(output.contains("  now in window 2: no sign-up in progress"))
-    #expect(output.contains("✓ SignUpSession#2 now holds name Grace Hopper"))
-    #expect(output.contains("✓ SignUpSession#1 now holds name Ada Lovelace"))
-    #expect(output.contains("through DemoServerClient: status 201"))
-    // Finishing in window 1 discarded window 1's instances only.
-    let discards = session.outputLines.filter { $0.hasPrefix("    - discarded") }
-    #expect(discards.count == 6)
-    #expect(discards.allSatisfy { $0.contains(" [window 1]  (its scope was cleared)") })
-    #expect(
-      output.contains(
-        "  now in window 2: on the profile screen, editing SignUpSession#2"
-          + " (holding grace@example.com and Grace Hopper)"))
-    let status = session.outputLines.drop { !$0.hasPrefix("  cached in [window 2]") }
-    #expect(status.first == "  cached in [window 2]: 6")
-    #expect(status.contains("    SignUpSession#2                          SignUpFlowScope"))
-    #expect(status.contains("  cached in [app], shared by every window: 4"))
-    #expect(
-      Array(session.outputLines.suffix(2)) == [
-        "    window 1  no sign-up in progress",
-        "  * window 2  on the profile screen, editing SignUpSession#2"
-          + " (holding grace@example.com and Grace Hopper)",
-      ])
-  }
-
-  @Test("at a terminal the prompt names the current window")
-  func windowPrompt() async {
-    let session = await runInteractive(
-      ["window new", "window 1", "window 1", "window 2"], isTerminal: true)
-    #expect(
-      session.prompts == [
-        "[window 1] > ", "[window 2] > ", "[window 1] > ", "[window 1] > ", "[window 2] > ",
-      ])
-    #expect(session.output.contains("  already in window 1: no sign-up in progress"))
-    #expect(session.errors.isEmpty)
-  }
-
-  @Test("window close lets the window's pod go: its instances are disposed, the app's stay")
-  func closeWindow() async {
-    let transcript = Transcript()
-    let interpreter = CommandInterpreter(transcript: transcript)
-    for line in ["window new", "window new", "window 2", "start", "email grace@example.com"] {
-      _ = await interpreter.handle(line)
-    }
-    weak let closedPod = interpreter.flow.pod
-    let closedSession = interpreter.flow.pod.resolve(signUpSessionProvider)
-    #expect(closedSession.email == "grace@example.com")
-    _ = await interpreter.handle("window close")
-    #expect(closedPod == nil)
-    #expect(interpreter.app.windows.map(\.number) == [1, 3])
-    #expect(interpreter.prompt == "[window 1] > ")
-    #expect(
-      interpreter.app.pod.dependencyGraph().nodes.map(\.provider) == [
-        "AppConfiguration", "HTTPClient",
-      ])
-    // The pod went away outside any actor, so the session's main-actor hook was scheduled.
-    for _ in 0..<100 where closedSession.email != nil { await Task.yield() }
-    #expect(closedSession.email == nil)
-    let output = transcript.output
-    #expect(output.contains("  closed window 2: its pod goes away with the 6 instances it cached"))
-    #expect(output.contains("    SignUpSession#1                          SignUpFlowScope"))
-    #expect(output.contains("  now in window 1: no sign-up in progress"))
-    // Closing the first window moves to the next one left; window numbers are not reused.
-    _ = await interpreter.handle("window close")
-    _ = await interpreter.handle("window new")
-    #expect(interpreter.app.windows.map(\.number) == [3, 4])
-    #expect(
-      transcript.output.contains("closed window 1: its pod goes away with nothing of its own"))
-    #expect(transcript.errors.isEmpty)
   }
 
   @Test("graph dot and graph mermaid print the renderings")
@@ -303,53 +216,5 @@ struct InteractiveSessionTests {
     #expect(session.output.contains("digraph ProviderPod {"))
     #expect(session.output.contains("flowchart LR"))
     #expect(session.output.contains("EmailStepViewModel"))
-  }
-}
-
-@Suite("Command line")
-@MainActor
-struct CommandLineTests {
-  private func run(_ arguments: [String]) async -> (Int32, Transcript) {
-    let transcript = Transcript()
-    let status = await DemoCommandLine.run(
-      arguments: arguments, transcript: transcript, isTerminal: false, readLine: { _ in nil })
-    return (status, transcript)
-  }
-
-  @Test("--help explains both modes")
-  func help() async {
-    let (status, transcript) = await run(["--help"])
-    #expect(status == 0)
-    #expect(transcript.output.contains("--interactive"))
-    #expect(transcript.output.contains("a scripted walk-through"))
-  }
-
-  @Test(
-    "unknown arguments are a usage error that says what would work",
-    arguments: [
-      (["--fly"], "error: unknown arguments '--fly': see ExampleCLI --help"),
-      (["--graph"], "error: --graph needs a format: text, dot or mermaid"),
-      (["--graph", "png"], "error: unknown graph format 'png': use text, dot or mermaid"),
-    ])
-  func unknownArguments(arguments: [String], message: String) async {
-    let (status, transcript) = await run(arguments)
-    #expect(status == 64)
-    #expect(transcript.errors == message)
-  }
-
-  @Test("--graph prints the graph of a sign-up in progress", arguments: ["text", "dot", "mermaid"])
-  func graph(format: String) async {
-    let (status, transcript) = await run(["--graph", format])
-    #expect(status == 0)
-    #expect(transcript.output.contains("ProfileStepViewModel"))
-    #expect(transcript.output.contains("EmailAvailability(ada@example.com)"))
-    #expect(transcript.errors.isEmpty)
-  }
-
-  @Test("no arguments runs the scripted tour")
-  func tour() async {
-    let (status, transcript) = await run([])
-    #expect(status == 0)
-    #expect(transcript.output.hasPrefix("ProviderPod demo: a sign-up flow"))
   }
 }

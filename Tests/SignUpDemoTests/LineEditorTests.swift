@@ -40,9 +40,11 @@ struct LineEditorTests {
     let (_, editor) = type("status\u{1B}[D\u{1B}[D")
     #expect(editor.line == "status")
     #expect(editor.cursorPosition == 4)
-    #expect(editor.rendering(prompt: "> ") == "\r> status\u{1B}[K\u{1B}[2D")
+    var renderer = LineRenderer()
+    #expect(
+      renderer.redraw(prompt: "> ", editor: editor, width: 80) == "\r> status\u{1B}[J\r\u{1B}[6C")
     let (_, atEnd) = type("status")
-    #expect(atEnd.rendering(prompt: "> ") == "\r> status\u{1B}[K")
+    #expect(renderer.redraw(prompt: "> ", editor: atEnd, width: 80) == "\r> status\u{1B}[J")
   }
 
   @Test("Ctrl-D ends the input on an empty line and deletes under the cursor otherwise")

@@ -17,6 +17,12 @@ struct ScriptedTourTests {
     #expect(transcript.errors.isEmpty)
   }
 
+  @Test("no line is wider than an 80-column terminal, counting display width")
+  func fitsEightyColumns() {
+    let wide = transcript.output.split(separator: "\n").filter { $0.displayWidth > 80 }
+    #expect(wide.isEmpty, "\(wide.count) lines:\n\(wide.joined(separator: "\n"))")
+  }
+
   @Test("every step says why before it shows any code or what the pod did", arguments: 0...10)
   func whyFirst(number: Int) {
     let lines = section(number).split(separator: "\n").dropFirst()
@@ -133,12 +139,16 @@ struct ScriptedTourTests {
         "EmailValidator#3", "NameValidator#3", "ProfileStepViewModel#3",
       ])
     let discardLines = afterFinish.split(separator: "\n").filter { $0.contains("- discarded") }
-    #expect(discardLines.allSatisfy { $0.contains(" [window 1]  (its scope was cleared)") })
+    #expect(afterFinish.contains("    discarded because their scope was cleared\n    - discarded"))
+    #expect(
+      discardLines.allSatisfy {
+        $0.hasSuffix(" [window 1]") || $0.hasPrefix("    - discarded  EmailAvailability(")
+      })
     #expect(afterFinish.contains("    = reused     SignUpSession#4 [window 2]"))
     #expect(
       afterFinish.contains(
-        "  ✓ window 2 is untouched: on the profile screen, editing SignUpSession#4"
-          + " (holding alan@example.com)"))
+        "  ✓ window 2 is untouched:\n"
+          + "    on the profile screen, editing SignUpSession#4 (holding alan@example.com)"))
   }
 
   @Test("lines say which pod did it only once the app's pod has children")
@@ -164,7 +174,8 @@ struct ScriptedTourTests {
     let step0 = section(0)
     let failed = step0.range(
       of:
-        "    ✗ failed     SignUpConfiguration, attempt 1: the server answered 503; retrying in 100 ms"
+        "    ✗ failed     SignUpConfiguration, attempt 1: the server answered 503;\n"
+        + "                 retrying in 100 ms"
     )
     let built = step0.range(of: "+ built      SignUpConfiguration#1")
     #expect(failed != nil && built != nil && failed!.lowerBound < built!.lowerBound)
@@ -182,12 +193,11 @@ struct ScriptedTourTests {
     #expect(step9.contains("    ~ override removed  HTTPClient"))
     #expect(!transcript.output.contains("~ overridden"))
     #expect(
-      step9.contains("- discarded  HTTPClient#1             SingletonScope  (its override changed)")
-    )
-    #expect(
       step9.contains(
-        "- discarded  SignUpService#1          SingletonScope  (it was built from a discarded instance)"
-      ))
+        "    discarded because its override changed\n"
+          + "    - discarded  HTTPClient#1             SingletonScope\n"
+          + "    discarded because they were built from discarded instances\n"))
+    #expect(step9.contains("    - discarded  SignUpService#1          SingletonScope"))
     #expect(step9.contains("SignUpService#2 sends through DemoServerClient"))
   }
 
