@@ -1,0 +1,78 @@
+extension Provider {
+  /// A provider with no builder of its own: each pod that needs it is given its value by an
+  /// override, and a resolve where no pod gives it stops the program, naming the provider and
+  /// where to give it.
+  ///
+  /// Data that comes with a request, a window or a document reaches builders this way without
+  /// a placeholder that would be used silently when forgotten:
+  ///
+  /// ```swift
+  /// struct RequestScope: ProviderScope {
+  ///   static let requiresOwningPod = true
+  /// }
+  /// let currentRequestProvider = Provider<Request>.unimplemented(scope: RequestScope())
+  ///
+  /// let request = Pod(
+  ///   parent: appPod, scopes: [RequestScope()],
+  ///   overrides: [currentRequestProvider.override(withValue: incoming)])
+  /// ```
+  ///
+  /// Put it in a scope that requires an owning pod, as above, and the request's data can only
+  /// be resolved through a request's pod, never cached where the next request would find it.
+  ///
+  /// - Parameters:
+  ///   - scope: Where the given value is cached; usually the scope of the pods that give it.
+  ///   - name: A name for messages and events; the value type and where the provider is
+  ///     declared if nil.
+  ///   - fileID: Where the provider is declared; filled in by the compiler.
+  ///   - line: Where the provider is declared; filled in by the compiler.
+  ///   - column: Where the provider is declared; filled in by the compiler.
+  public static func unimplemented(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    fileID: String = #fileID,
+    line: Int = #line,
+    column: Int = #column
+  ) -> Provider<Value> {
+    let label = unimplementedLabel(
+      name: name, typeName: "\(Value.self)", fileID: fileID, line: line)
+    return Provider(scope: scope, name: name, fileID: fileID, line: line, column: column) { _ in
+      fatalError(unimplementedReport(label: label, valueType: "\(Value.self)"))
+    }
+  }
+}
+
+extension AsyncProvider {
+  /// An async provider with no builder of its own: each pod that needs it is given its value
+  /// by an override, and a resolve where no pod gives it stops the program; see
+  /// ``Provider/unimplemented(scope:name:fileID:line:column:)``.
+  public static func unimplemented(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    fileID: String = #fileID,
+    line: Int = #line,
+    column: Int = #column
+  ) -> AsyncProvider<Value> {
+    let label = unimplementedLabel(
+      name: name, typeName: "\(Value.self)", fileID: fileID, line: line)
+    return AsyncProvider(scope: scope, name: name, fileID: fileID, line: line, column: column) {
+      _ in
+      fatalError(unimplementedReport(label: label, valueType: "\(Value.self)"))
+    }
+  }
+}
+
+/// `name (File.swift:12)`, or `Type (File.swift:12)`: how cycle reports name a provider.
+private func unimplementedLabel(name: String?, typeName: String, fileID: String, line: Int)
+  -> String
+{
+  "\(name ?? typeName) (\(declarationSite(fileID: fileID, line: line)))"
+}
+
+private func unimplementedReport(label: String, valueType: String) -> String {
+  """
+  ProviderPod: \(label) has no builder of its own, and no pod that resolved it gives its \
+  value. Give it to the pod that needs it with an override, for example \
+  Pod(parent: pod, scopes: [...], overrides: [provider.override(withValue: value)]).
+  """
+}
