@@ -1,17 +1,14 @@
-// What the DocC article Lifetimes.md uses without showing it (see Scripts/check-readme).
+// What the DocC article Lifetimes.md uses without showing it: the app's own types, which the
+// article names (see Scripts/check-readme).
 import ProviderPod
 
 let pod = Pod()
 
-final class SignUpSession {}
-final class EmailForm {
+final class SignUpSession: Sendable {}
+final class EmailForm: Sendable {
   init(session: SignUpSession) {}
 }
-final class Database {
+final class Database: Sendable {
   static func open() -> Database { Database() }
   func close() {}
 }
-
-struct UserID: Hashable, Sendable {}
-final class Profile {}
-let profileProvider = ProviderFamily(scope: SignUpFlowScope()) { (_, userID: UserID) in Profile() }
