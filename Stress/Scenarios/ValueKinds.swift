@@ -3,8 +3,9 @@ import ProviderPod
 /// Cached reads of every kind of value the pod stores differently (a class without a hook, a
 /// class with `onDiscard`, a struct holding a class, an enum with a payload, `nil`, an
 /// existential holding a class or a struct, a closure, a tuple, a weakly cached class) on
-/// several threads, while one thread clears their scope, overrides them with builders and
-/// values and removes the overrides. Each value carries a check of its own contents: a read of
+/// several threads, through the pod and through child pods made and released per request (some
+/// owning the scope, most sharing the parent's instances), while one thread clears their scope,
+/// overrides them with builders and values and removes the overrides. Each value carries a check of its own contents: a read of
 /// freed or mistyped storage shows as a broken check (or a crash under ASan).
 enum ValueKinds {
   static let report = Report(scenario: "value-kinds")
@@ -96,14 +97,23 @@ enum ValueKinds {
       onThreads(4) { index in
         var operations = 0
         var random = FastRandom(seed: index + 11)
+        var request: Pod?
         while !deadline.hasPassed {
           if index == 0 {
             change(pod, random.next(8))
+          } else if index == 3 {
+            // A request: a child pod made, read through a few times and released.
+            if request == nil || random.next(16) == 0 {
+              let owned: [any ProviderScope] = random.next(4) == 0 ? [KindScope()] : []
+              request = Pod(parent: pod, scopes: owned)
+            }
+            read(request!, random.next(10))
           } else {
             read(pod, random.next(10))
           }
           operations += 1
         }
+        request = nil
         report.add(operations: operations)
       }
       for kind in 0..<8 { change(pod, kind) }

@@ -63,7 +63,7 @@ struct ContextOnAnotherTaskTests {
     #expect(first !== second, "made was built from source, which was discarded")
   }
 
-  @Test("a provider's cached instance resolved on another thread while the builder waits is recorded")
+  @Test("a provider's cached instance resolved on another thread for a waiting builder is recorded")
   func cachedInstanceFromAnotherThread() {
     let source = Provider(scope: SourceScope(), name: "source") { _ in Made() }
     let made = Provider(name: "made") { context in
