@@ -16,6 +16,10 @@ let allScenarios: [Scenario] = [
   StaleAfterChange.scenario,
   ChildPods.scenario,
   WatchersAndAsync.scenario,
+  ValueKinds.scenario,
+  NestedThreadBuilds.scenario,
+  LentContexts.scenario,
+  ThreadEnds.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing
