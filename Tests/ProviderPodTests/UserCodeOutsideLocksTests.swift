@@ -42,7 +42,9 @@ struct UserCodeOutsideLocksTests {
   @Test("taking graphs while weak instances whose deinit resolves come and go does not deadlock")
   func graphsWithResolvingDeinits() async {
     await #expect(processExitsWith: .success) {
-      alarm(120)  // a deadlock would hang: this turns it into a failed exit
+      // A deadlock would hang: this turns it into a failed exit. Generous, for sanitized builds
+      // on a loaded machine.
+      alarm(300)
       DispatchQueue.concurrentPerform(iterations: 4) { worker in
         for _ in 0..<1_000 {
           if worker < 2 {

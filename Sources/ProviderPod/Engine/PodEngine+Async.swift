@@ -37,7 +37,10 @@ extension PodEngine {
     _ provider: AsyncProvider<Value>, from caller: Frame?
   ) async throws -> Value {
     let info = provider.info
-    if let held = cachedValue(of: info) { return held.value(as: Value.self) }
+    // A known caller must record what it resolves: only a resolve with none may skip the
+    // lookup (the shortcut itself finds a build on this thread or task, not one whose context
+    // was handed to another task).
+    if caller == nil, let held = cachedValue(of: info) { return held.value(as: Value.self) }
     let reporting = isObserved
     let newBuild = AsyncBuild<Value>()
     var events: [ReportedEvent] = []
