@@ -62,5 +62,90 @@ extension EngineState {
     }
     return wakeUps
   }
-
 }
+
+// MARK: Instance watchers
+
+extension EngineState {
+  /// What a watcher's resolve turned out to be, judged against what it handed out last.
+  enum WatchedResolve {
+    /// Hand the value out.
+    case new
+    /// The same instance as last time: wait for the next change.
+    case unchanged
+    /// The pod went away: the sequence ends.
+    case podGone
+  }
+
+  /// Registers an iterator's watch, so that changes mark it. Returns the id the iterator
+  /// passes back; nothing is left to do after the lock.
+  mutating func addInstanceWatch(_ watch: InstanceWatch) -> Int {
+    let id = watchers.takeID()
+    watchers.instances[id] = watch
+    return id
+  }
+
+  /// Unregisters a watch. Returns it, for the caller to let go of after the lock.
+  mutating func removeInstanceWatch(_ id: Int) -> InstanceWatch? {
+    watchers.instances.removeValue(forKey: id)
+  }
+
+  /// Parks a watcher's continuation until a change concerns its watch. Returns true when the
+  /// caller must instead resume it at once, after the lock: the watch changed already, the pod
+  /// went away, the watch stopped, or the task was cancelled.
+  mutating func parkInstanceWatch(
+    _ watch: InstanceWatch, id: Int, continuation: CheckedContinuation<Void, Never>
+  ) -> Bool {
+    // Cancellation is read under the lock: a cancellation handler that took the lock before
+    // this found nothing parked to wake, so this must see the cancellation.
+    guard !watch.isChanged, watch.pod.isAlive, !Task.isCancelled,
+      watchers.instances[id] != nil
+    else { return true }
+    watch.waiting = continuation
+    return false
+  }
+
+  /// A watcher's task was cancelled. Returns the wake-up of its parked continuation, if any,
+  /// to run after the lock.
+  mutating func wakeUpCancelled(_ watch: InstanceWatch) -> (() -> Void)? {
+    watch.takeWakeUp()
+  }
+
+  /// After a watcher's wait: whether it goes on to resolve (the pod is there, the task is not
+  /// cancelled, the watch is registered and a change concerns it), in which case the watch is
+  /// marked as resolving, so that a change meanwhile marks it again. Nothing is left to do
+  /// after the lock.
+  mutating func beginResolving(_ watch: InstanceWatch, id: Int) -> Bool {
+    guard watch.pod.isAlive, !Task.isCancelled, watch.isChanged,
+      watchers.instances[id] != nil
+    else { return false }
+    watch.isChanged = false
+    watch.isResolving = true
+    return true
+  }
+
+  /// A watcher resolved: notes the instance the pod now caches as the one it saw, and decides
+  /// whether the value it got is new. Returns that decision, for the caller to act on after
+  /// the lock.
+  mutating func endResolving(_ watch: InstanceWatch) -> WatchedResolve {
+    watch.isResolving = false
+    guard watch.pod.isAlive else { return .podGone }
+    let entry = watch.pod.slots[watch.key]?.entry
+    let seen = watch.seen
+    if watch.isChanged {
+      // Something changed while resolving: what the value came from may be gone already, so
+      // the next element is resolved at once and handed out whatever it is.
+      watch.seen = .unknown
+      return .new
+    }
+    watch.seen = entry.map { .cached(InstanceWatch.Weak(entry: $0)) } ?? .uncached
+    let isNew: Bool
+    switch seen {
+    case .unknown: isNew = true
+    case .uncached: isNew = entry != nil
+    case .cached(let last): isNew = entry == nil || entry !== last.entry
+    }
+    return isNew ? .new : .unchanged
+  }
+}
+
