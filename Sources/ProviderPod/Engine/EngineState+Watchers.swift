@@ -149,3 +149,25 @@ extension EngineState {
   }
 }
 
+// MARK: Back-offs
+
+extension EngineState {
+  /// Registers the back-off of `frame`'s build, whose sleep `wake` cuts short, while the build
+  /// is still wanted. Returns its id, or nil when the build is no longer wanted: the caller
+  /// then cancels the sleep after the lock.
+  mutating func beginBackOff(
+    of frame: Frame, wake: @escaping @Sendable () -> Void
+  ) -> Int? {
+    guard standing(of: frame) == .wanted else { return nil }
+    let id = watchers.takeID()
+    watchers.backOffs[id] = Watchers.BackOff(frame: frame, wake: wake)
+    return id
+  }
+
+  /// Unregisters a back-off once its sleep is over (a change may have done so already).
+  /// Returns where the build stands, for the caller to go on, start over or give up.
+  mutating func endBackOff(_ id: Int, of frame: Frame) -> BuildStanding {
+    watchers.backOffs[id] = nil
+    return standing(of: frame)
+  }
+}
