@@ -14,11 +14,7 @@ final class InstanceWatcher<Value, Failure: Error> {
     self.resolve = resolve
     let watch = InstanceWatch(key: key, pod: engine.pod)
     self.watch = watch
-    id = engine.state.withLock { state in
-      let id = state.watchers.takeID()
-      state.watchers.instances[id] = watch
-      return id
-    }
+    id = engine.state.withLock { $0.addInstanceWatch(watch) }
   }
 
   deinit {
@@ -27,7 +23,7 @@ final class InstanceWatcher<Value, Failure: Error> {
 
   /// Unregisters the watch; from then on `next()` returns nil at once.
   private func stopWatching() {
-    let watch = engine.state.withLock { $0.watchers.instances.removeValue(forKey: id) }
+    let watch = engine.state.withLock { $0.removeInstanceWatch(id) }
     withExtendedLifetime(watch) {}
   }
 
@@ -46,28 +42,13 @@ final class InstanceWatcher<Value, Failure: Error> {
         stopWatching()
         throw error
       }
-      let engine = self.engine
       let watch = self.watch
-      let isNew = engine.state.withLock { state -> Bool? in
-        watch.isResolving = false
-        guard watch.pod.isAlive else { return nil }
-        let entry = watch.pod.slots[watch.key]?.entry
-        let seen = watch.seen
-        if watch.isChanged {
-          // Something changed while resolving: what `value` came from may be gone already,
-          // so the next element is resolved at once and handed out whatever it is.
-          watch.seen = .unknown
-          return true
-        }
-        watch.seen = entry.map { .cached(InstanceWatch.Weak(entry: $0)) } ?? .uncached
-        switch seen {
-        case .unknown: return true
-        case .uncached: return entry != nil
-        case .cached(let last): return entry == nil || entry !== last.entry
-        }
+      let resolved = engine.state.withLock { $0.endResolving(watch) }
+      switch resolved {
+      case .new: return value
+      case .unchanged: continue
+      case .podGone: return nil
       }
-      guard let isNew else { return nil }
-      if isNew { return value }
     }
   }
 
@@ -79,25 +60,14 @@ final class InstanceWatcher<Value, Failure: Error> {
     let id = self.id
     await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let isReady = engine.state.withLock { state in
-          guard !watch.isChanged, watch.pod.isAlive, !Task.isCancelled,
-            state.watchers.instances[id] != nil
-          else { return true }
-          watch.waiting = continuation
-          return false
+        let isReady = engine.state.withLock {
+          $0.parkInstanceWatch(watch, id: id, continuation: continuation)
         }
         if isReady { continuation.resume() }
       }
     } onCancel: {
-      engine.state.withLock { _ in watch.takeWakeUp() }?()
+      engine.state.withLock { $0.wakeUpCancelled(watch) }?()
     }
-    return engine.state.withLock { state in
-      guard watch.pod.isAlive, !Task.isCancelled, watch.isChanged,
-        state.watchers.instances[id] != nil
-      else { return false }
-      watch.isChanged = false
-      watch.isResolving = true
-      return true
-    }
+    return engine.state.withLock { $0.beginResolving(watch, id: id) }
   }
 }

@@ -73,7 +73,7 @@ extension PodEngine {
         return try await runInline(provider, in: frame, override: override, caller: caller)
       }
       let (waiterID, waitID) = state.withLock {
-        (newBuild.takeWaiterID(), $0.registerWait(caller, on: frame))
+        $0.joinStartedAsyncBuild(newBuild, runningIn: frame, from: caller)
       }
       startBuild(provider, in: frame, override: override, build: newBuild)
       shared = (newBuild, waiterID, waitID)
@@ -166,44 +166,18 @@ extension PodEngine {
       let reporting = isObserved
       var events: [ReportedEvent] = []
       var released: [AnyObject] = []
-      let (continuations, unwanted) = state.withLock { state in
-        // A failed build caches nothing; a stale one is not cached either, though its
-        // waiters still get its result.
-        if case .failure = result { frame.invalidate() }
-        let slot = frame.slot!
-        let home = EngineState.home(placedIn: slot, builtFrom: frame.dependencies)
-        let keepsDependencies = entry == nil && !state.isStale(frame) && slot.pod.isAlive
-        if keepsDependencies {
-          build.uncachedDependencies = frame.dependencies
-          build.uncachedSlot = slot
-        }
-        _ = state.finish(
-          &frame, entry: entry, caller: nil, reporting: reporting, events: &events,
-          released: &released)
-        if let entry, let cached = home.slots[slot.key], cached.entry === entry {
-          build.cachedEntry = entry
-          build.cachedSlot = cached
-        }
-        build.frame = nil
-        build.result = result
-        build.isFinished = true
-        let waiting = build.continuations
-        build.continuations = [:]
-        // Built but neither cached nor wanted by anyone (every caller left, or the pod went
-        // away): nobody else will ever dispose of it.
-        let unwanted = build.cachedEntry == nil && build.waiterCount == 0 ? entry : nil
-        return (waiting, unwanted)
+      let after = state.withLock {
+        $0.commitAsyncBuild(
+          build, in: &frame, result: result, entry: entry, reporting: reporting,
+          events: &events, released: &released)
       }
       withExtendedLifetime(released) {}
       if reporting { noteRecreation(of: provider.info, into: &events) }
       if reporting { report(events) }
-      unwanted?.dispose(onMainActor: false)
-      for continuation in continuations.values { continuation.resume(returning: result) }
+      after.unwanted?.dispose(onMainActor: false)
+      for continuation in after.continuations { continuation.resume(returning: result) }
     }
-    let cancelNow = state.withLock { _ in
-      build.task = task
-      return build.waiterCount == 0
-    }
+    let cancelNow = state.withLock { $0.attach(task, to: build) }
     if cancelNow { task.cancel() }
   }
 
@@ -216,49 +190,19 @@ extension PodEngine {
     let state = self.state
     let result = await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
-        let ready: Result<Value, any Error>? = state.withLock { _ in
-          if let result = build.result { return result }
-          if build.cancelledWaiters.contains(waiterID) { return .failure(CancellationError()) }
-          build.continuations[waiterID] = continuation
-          return nil
+        let ready = state.withLock {
+          $0.awaitResult(of: build, waiterID: waiterID, continuation: continuation)
         }
         if let ready { continuation.resume(returning: ready) }
       }
     } onCancel: {
-      let (continuation, task) = state.withLock {
-        _ -> (CheckedContinuation<Result<Value, any Error>, Never>?, Task<Void, Never>?) in
-        guard !build.isFinished, !build.cancelledWaiters.contains(waiterID) else {
-          return (nil, nil)
-        }
-        build.cancelledWaiters.insert(waiterID)
-        build.waiterCount -= 1
-        let continuation = build.continuations.removeValue(forKey: waiterID)
-        guard build.waiterCount == 0 else { return (continuation, nil) }
-        build.frame?.invalidate()
-        return (continuation, build.task)
-      }
-      continuation?.resume(returning: .failure(CancellationError()))
-      task?.cancel()
+      let after = state.withLock { $0.cancelWaiter(waiterID, of: build) }
+      after.continuation?.resume(returning: .failure(CancellationError()))
+      after.abandonedTask?.cancel()
     }
-    state.withLock { state in
-      if let waitID { state.waits[waitID] = nil }
-      guard let caller, caller.isBuilding, let owner = caller.owner, case .success = result
-      else { return }
-      // Record the dependency only if the instance is still the cached one; otherwise the
-      // caller holds something the pod no longer keeps, and must not be cached itself.
-      if let entry = build.cachedEntry, let slot = build.cachedSlot, slot.entry === entry,
-        slot.pod.slots[slot.key] === slot
-      {
-        state.recordDependency(on: slot, from: caller)
-      } else if let dependencies = build.uncachedDependencies, let own = build.uncachedSlot {
-        for dependency in dependencies {
-          state.recordDependency(
-            on: state.slot(for: dependency.info, in: dependency.pod), from: caller)
-        }
-        state.recordDependency(on: state.slot(for: own.info, in: own.pod), from: caller)
-      } else {
-        owner.invalidate()
-      }
+    let gotValue = if case .success = result { true } else { false }
+    state.withLock {
+      $0.endWait(for: build, waitID: waitID, caller: caller, gotValue: gotValue)
     }
     return try result.get()
   }

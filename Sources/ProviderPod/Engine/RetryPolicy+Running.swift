@@ -51,12 +51,7 @@ extension RetryPolicy {
   ) async throws -> BuildStanding {
     let sleep = self.sleep
     let sleeper = Task { try await sleep(delay) }
-    let id = engine.state.withLock { state -> Int? in
-      guard state.standing(of: frame) == .wanted else { return nil }
-      let id = state.watchers.takeID()
-      state.watchers.backOffs[id] = Watchers.BackOff(frame: frame, wake: { sleeper.cancel() })
-      return id
-    }
+    let id = engine.state.withLock { $0.beginBackOff(of: frame, wake: { sleeper.cancel() }) }
     guard let id else {
       sleeper.cancel()
       return engine.state.withLock { $0.standing(of: frame) }
@@ -66,10 +61,7 @@ extension RetryPolicy {
     } onCancel: {
       sleeper.cancel()
     }
-    let standing = engine.state.withLock { state in
-      state.watchers.backOffs[id] = nil
-      return state.standing(of: frame)
-    }
+    let standing = engine.state.withLock { $0.endBackOff(id, of: frame) }
     // Still wanted, but the sleep itself failed: that is the build's error now.
     if standing == .wanted, case .failure(let error) = slept { throw error }
     return standing
