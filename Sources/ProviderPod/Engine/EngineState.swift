@@ -39,6 +39,17 @@ struct EngineState {
     threadBuildGate.rootNeedsLookups(!root.overrides.isEmpty || !root.isAlive)
   }
 
+  /// Lists a new child pod among its parent's children, where clears and overrides in the
+  /// parent find it. Not owned: the child removes itself when it goes away.
+  mutating func adopt(_ child: PodRecord) {
+    child.parent?.children[child.id] = PodRecord.Unowned(record: child)
+  }
+
+  /// Forgets a wait once the thread that waited is awake.
+  mutating func endWait(_ id: Int) {
+    waits[id] = nil
+  }
+
   struct Wait {
     let waiter: Frame
     let target: Frame

@@ -44,9 +44,7 @@ final class PodEngine {
     isObserved = observer != nil || parent.isObserved
     mayBuildOnThread = false
     let child = pod
-    parent.state.withLock { _ in
-      child.parent!.children[child.id] = PodRecord.Unowned(record: child)
-    }
+    parent.state.withLock { $0.adopt(child) }
   }
 
   /// Whether the pod is still there (read under the lock).
@@ -151,7 +149,7 @@ final class PodEngine {
         fatalError(message)
       case .wait(let group, let waitID):
         group.wait()
-        if let waitID { _ = state.withLock { $0.waits.removeValue(forKey: waitID) } }
+        if let waitID { state.withLock { $0.endWait(waitID) } }
       case .build(let frame, let override):
         return .build(frame, override: override, caller: caller)
       case .joinAsync:
