@@ -62,4 +62,26 @@ struct UnimplementedProviderTests {
     }
     #expect(standardError(result).contains("token (UnimplementedProviderTests.swift:"))
   }
+
+  @Test("a value returned from a request's pod has been disposed once the pod is gone")
+  func escapingValueIsDisposed() {
+    final class Connection: Sendable {
+      let closed = Shared(false)
+    }
+    let connectionProvider = Provider(
+      scope: RequestDataScope(), name: "connection",
+      onDiscard: { (connection: Connection) in connection.closed.withLock { $0 = true } }
+    ) { _ in Connection() }
+    let app = Pod()
+    func handle() -> (Connection, Bool) {
+      let request = Pod(parent: app, scopes: [RequestDataScope()])
+      let connection = request.resolve(connectionProvider)
+      // What the docs advise: copy what the response needs while the request's pod is alive.
+      let wasOpen = !connection.closed.withLock { $0 }
+      return (connection, wasOpen)
+    }
+    let (escaped, copiedWhileOpen) = handle()
+    #expect(escaped.closed.withLock { $0 }, "the request's pod went away and closed it")
+    #expect(copiedWhileOpen, "read before the pod went, it was still open")
+  }
 }
