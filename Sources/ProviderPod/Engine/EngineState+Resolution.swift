@@ -10,7 +10,9 @@ enum ResolveStep: Sendable {
   case joinAsync(AnyAsyncBuild, waiterID: Int, waitID: Int?)
   /// Run the builder in this frame.
   case build(Frame, override: OverrideRecord?)
-  case cycle(String)
+  /// A programmer error the type system cannot catch (a cycle, a scope no pod owns): stop
+  /// the program with this message.
+  case stop(String)
   /// The caller's build is over (a context kept past its build), or the caller is not yet
   /// known: look for the build running on this thread or task, and resolve from there.
   case callerFinished
@@ -56,7 +58,7 @@ extension EngineState {
     let override = applied?.record
     let scope = override?.scope ?? provider.scope
     if scope.requiresOwningPod, !pod.ownsInChain(scope.key) {
-      return .cycle(Self.missingOwnerReport(resolving: provider, in: scope, through: pod))
+      return .stop(Self.missingOwnerReport(resolving: provider, in: scope, through: pod))
     }
     // A pod that went away (reached through a context kept past it) caches nothing and
     // shares nothing: each resolve through it builds afresh, as an always-new provider does,
@@ -64,7 +66,7 @@ extension EngineState {
     if scope.kind == .alwaysCreateNew || !pod.isAlive {
       if let caller {
         if let report = Self.repeatedProviderReport(resolving: provider, from: caller) {
-          return .cycle(report)
+          return .stop(report)
         }
         // Nothing is cached, so the caller's instance depends on this provider directly, and
         // on whatever this build resolves. It depends on the builder that applies: the
@@ -106,13 +108,13 @@ extension EngineState {
       home === pod ? existing ?? addSlot(for: provider, in: pod) : slot(for: provider, in: home)
     if let running = slot.build {
       if let caller, running.isAncestor(ofOrSameAs: caller) {
-        return .cycle(cycleReport(resolving: provider, from: caller, through: running))
+        return .stop(cycleReport(resolving: provider, from: caller, through: running))
       }
       // A stale build is not joined: its result will not be cached, and this resolve should
       // see the change that made it stale.
       if !isStale(running) {
         if let caller, let report = crossThreadCycleReport(waiter: caller, target: running) {
-          return .cycle(report)
+          return .stop(report)
         }
         let waitID = registerWait(caller, on: running)
         if let build = running.asyncBuild {

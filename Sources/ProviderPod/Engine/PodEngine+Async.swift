@@ -59,7 +59,7 @@ extension PodEngine {
       return entry.value(as: Value.self)
     case .cachedObject(let object):
       return object.value as! Value
-    case .cycle(let message):
+    case .stop(let message):
       fatalError(message)
     case .callerFinished:
       // A context kept past its build: resolve as the pod would from here.

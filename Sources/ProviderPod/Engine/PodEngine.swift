@@ -145,7 +145,7 @@ final class PodEngine {
       case .cachedObject(let object):
         if reporting { report(events) }
         return .cachedObject(object)
-      case .cycle(let message):
+      case .stop(let message):
         fatalError(message)
       case .wait(let group, let waitID):
         group.wait()
