@@ -6,13 +6,22 @@ extension EngineState {
   /// pod. Costs what it discards: each step follows the recorded "built from" links.
   mutating func discard(_ slots: [Slot], reason: DiscardReason, into after: inout Aftermath) {
     guard !slots.isEmpty else { return }
-    var pending = slots.map { ($0, reason) }
-    var seen = Set(slots.map(\.id))
+    // Slots are marked as this discard reaches them, rather than kept in a set: hashing each
+    // one cost more than the rest of the walk.
+    discards += 1
+    let mark = discards
+    var pending: [Slot] = []
+    pending.reserveCapacity(slots.count)
+    for slot in slots where slot.discardMark != mark {
+      slot.discardMark = mark
+      pending.append(slot)
+    }
+    let causes = pending.count
     var removed: [(slot: Slot, entry: CacheEntry)] = []
     var index = 0
     // Breadth first, so events read from the cause outwards.
     while index < pending.count {
-      let (slot, reason) = pending[index]
+      let slot = pending[index]
       index += 1
       // A slot of a pod that went away is reached only through a stale build still running
       // (it counts the slot among an ancestor's dependents until it ends): that pod disposed
@@ -27,14 +36,18 @@ extension EngineState {
             ReportedEvent(
               pod: slot.pod,
               event: .discarded(
-                provider: entry.provider.name, scope: entry.scope.name, reason: reason)))
+                provider: entry.provider.name, scope: entry.scope.name,
+                reason: index <= causes ? reason : .dependencyDiscarded)))
         }
       }
-      for dependent in slot.dependents where seen.insert(dependent.slot.id).inserted {
-        pending.append((dependent.slot, .dependencyDiscarded))
+      // Most cleared instances are leaves: no iterator for an empty list.
+      guard !slot.dependents.isEmpty else { continue }
+      for dependent in slot.dependents where dependent.slot.discardMark != mark {
+        dependent.slot.discardMark = mark
+        pending.append(dependent.slot)
       }
     }
-    for (slot, _) in pending { pruneIfUnused(slot, released: &after.released) }
+    for slot in pending { pruneIfUnused(slot, released: &after.released) }
     if removed.contains(where: \.entry.hasDisposal) {
       after.disposals.append(contentsOf: Self.dependentsFirst(removed).filter(\.hasDisposal))
     }

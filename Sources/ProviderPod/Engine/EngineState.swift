@@ -13,6 +13,8 @@ struct EngineState {
   var runningBuilds = 0
   /// Builds started in the tree so far: each build's serial.
   var builds = 0
+  /// Discards made in the tree so far: each marks the slots it reaches with its number.
+  var discards = 0
   /// Threads blocked on another thread's build, from inside a build of their own.
   var waits: [Int: Wait] = [:]
   var nextWaitID = 0
@@ -141,9 +143,12 @@ struct EngineState {
       if pod.scopeMembers.values[index].isEmpty { pod.scopeMembers.remove(at: index) }
     }
     dropDependent(slot, from: entry.dependencies, released: &released)
-    for dependent in slot.dependents where dependent.slot.linkTarget === slot {
-      _ = removeEntry(of: dependent.slot, released: &released)
-      pruneIfUnused(dependent.slot, released: &released)
+    // Most instances have no dependents: no iterator for an empty list.
+    if !slot.dependents.isEmpty {
+      for dependent in slot.dependents where dependent.slot.linkTarget === slot {
+        _ = removeEntry(of: dependent.slot, released: &released)
+        pruneIfUnused(dependent.slot, released: &released)
+      }
     }
     released.append(entry)
     return entry

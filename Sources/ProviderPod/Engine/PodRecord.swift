@@ -163,6 +163,8 @@ final class Slot {
   /// The serial of the last build that recorded this slot as a dependency: a builder that
   /// resolves the same provider twice records it once.
   @exclusivity(unchecked) var recordedBy = 0
+  /// The number of the last discard that reached this slot: a discard follows each slot once.
+  @exclusivity(unchecked) var discardMark = 0
 
   init(_ info: ProviderInfo, in pod: PodRecord) {
     self.info = info
