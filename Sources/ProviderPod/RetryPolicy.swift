@@ -94,6 +94,12 @@ public struct RetryPolicy: Sendable {
 
   /// Thrown to the callers of a build that was invalidated while it backed off, or that threw
   /// once invalidated, so that they resolve again and wait for a build that sees the change.
-  /// Never reaches user code.
-  struct StartOver: Error {}
+  /// Carries the build's last error, which callers get instead once they have started over
+  /// `limit` times in a row: a builder that keeps making its own build unwanted (one that
+  /// clears its own scope, say) must not keep its callers waiting forever.
+  struct StartOver: Error {
+    let error: any Error
+
+    static let limit = 16
+  }
 }

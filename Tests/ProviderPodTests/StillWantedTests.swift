@@ -275,4 +275,21 @@ struct StillWantedTests {
     // Built through a pod that went away: nothing will keep it.
     #expect(seen.withLock { Array($0.suffix(2)) } == [false, false])
   }
+
+  @Test(
+    "a builder that keeps making its own build unwanted fails its callers after a bounded number of fresh starts"
+  )
+  func selfInvalidatingBuilderEnds() async {
+    struct Stopped: Error {}
+    let runs = Counter()
+    let provider = AsyncProvider(scope: StepScope(), name: "clears its own scope") { pod -> Int in
+      runs.next()
+      pod.clearCachedInstances(forScope: StepScope())
+      guard pod.isStillWanted else { throw Stopped() }
+      return 0
+    }
+    let pod = Pod()
+    await #expect(throws: Stopped.self) { try await pod.resolve(provider) }
+    #expect(runs.value == 17, "the first build and 16 fresh starts")
+  }
 }

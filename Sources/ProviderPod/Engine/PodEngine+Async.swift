@@ -34,7 +34,7 @@ final class AsyncBuild<Value: Sendable>: AnyAsyncBuild {
 
 extension PodEngine {
   func resolve<Value: Sendable>(
-    _ provider: AsyncProvider<Value>, from caller: Frame?
+    _ provider: AsyncProvider<Value>, from caller: Frame?, startOvers: Int = 0
   ) async throws -> Value {
     let info = provider.info
     // A known caller must record what it resolves: only a resolve with none may skip the
@@ -88,18 +88,21 @@ extension PodEngine {
             for: shared.build, waiterID: waiterID, waitID: waitID, info: info, caller: nil)
         } catch is CancellationError {
           throw CancellationError()
+        } catch let startOver as RetryPolicy.StartOver {
+          if startOvers >= RetryPolicy.StartOver.limit { throw startOver.error }
         } catch {}
-        return try await resolve(provider, from: caller)
+        return try await resolve(provider, from: caller, startOvers: startOvers + 1)
       }
     }
     do {
       return try await wait(
         for: shared.build, waiterID: shared.waiterID, waitID: shared.waitID, info: info,
         caller: caller)
-    } catch is RetryPolicy.StartOver {
+    } catch let startOver as RetryPolicy.StartOver {
       // The build was invalidated while it backed off before a retry, or stopped once
-      // invalidated: start over with a build that sees the change.
-      return try await resolve(provider, from: caller)
+      // invalidated: start over with a build that sees the change, a bounded number of times.
+      if startOvers >= RetryPolicy.StartOver.limit { throw startOver.error }
+      return try await resolve(provider, from: caller, startOvers: startOvers + 1)
     }
   }
 

@@ -18,7 +18,7 @@ extension RetryPolicy {
       // A builder that stopped after a change made it unwanted (as `checkStillWanted()`
       // does) did not fail, whatever it threw: its callers did not ask for that change, so
       // they start over, as after a back-off cut short, and wait for a build that sees it.
-      if standing == .invalidated { throw StartOver() }
+      if standing == .invalidated { throw StartOver(error: error) }
       let retryingIn =
         standing == .wanted && number < maxAttempts && shouldRetry(error)
         ? delay(afterAttempt: number) : nil
@@ -37,7 +37,7 @@ extension RetryPolicy {
       case .wanted:
         number += 1
       case .invalidated:
-        throw StartOver()
+        throw StartOver(error: error)
       case .abandoned:
         throw engine.isAlive ? CancellationError() : error
       }
