@@ -41,8 +41,8 @@ public enum DemoCommandLine {
       let interpreter = CommandInterpreter(transcript: transcript)
       if isTerminal {
         transcript.write(
-          "ProviderPod sign-up demo. Type 'help' for the commands, 'window new' for a second\n"
-            + "window, 'quit' or Ctrl-D to leave.")
+          "ProviderPod sign-up demo. Type 'help' for the commands, 'window new' for a\n"
+            + "second window, 'quit' or Ctrl-D to leave.")
       }
       while true {
         guard let line = readLine(isTerminal ? interpreter.prompt : nil) else {
