@@ -30,11 +30,11 @@ public struct LineRenderer {
   /// in place of what the last redraw drew.
   public mutating func redraw(prompt: String, editor: LineEditor, width: Int) -> String {
     let characters = Array(prompt) + Array(editor.line)
-    let starts = Self.layout(characters, width: max(1, width), widths: widths)
+    let (starts, text) = Self.layout(characters, width: max(1, width), widths: widths)
     let end = starts.last!
     let target = starts[prompt.count + editor.cursorPosition]
     var output = cursor.row > 0 ? "\u{1B}[\(cursor.row)A" : ""
-    output += "\r" + prompt + editor.line
+    output += "\r" + text
     // A line that ends in the last column leaves the terminal's cursor there, waiting to
     // wrap; where the next character would go is the start of the next row, so go there
     // (and an erase from the last column would take the last character with it).
@@ -62,27 +62,32 @@ public struct LineRenderer {
   }
 
   /// Where each character starts, and then where the next one would (the end), as a terminal
-  /// `width` columns wide that draws emoji as `widths` says lays them out.
+  /// `width` columns wide that draws emoji as `widths` says lays them out; and the text to
+  /// write. A wide character that does not fit in the last column leaves it as it was, so
+  /// the text erases the rest of the row before it: an earlier redraw may have drawn there.
   private static func layout(
     _ characters: [Character], width: Int, widths: TerminalWidths
-  ) -> [Position] {
+  ) -> (starts: [Position], text: String) {
     var position = Position()
     var starts: [Position] = []
+    var text = ""
     starts.reserveCapacity(characters.count + 1)
     for character in characters {
       var start: Position?
       // A terminal that draws a skin tone or a joined emoji apart wraps each on its own.
       for cell in character.cells(on: widths) {
         if position.column + cell.width > width {
+          if position.column < width { text += "\u{1B}[K" }
           position = Position(row: position.row + 1, column: 0)
         }
         if start == nil { start = position }
         position.column += cell.width
+        text += cell.text
       }
       starts.append(start ?? position)
     }
     if position.column >= width { position = Position(row: position.row + 1, column: 0) }
     starts.append(position)
-    return starts
+    return (starts, text)
   }
 }

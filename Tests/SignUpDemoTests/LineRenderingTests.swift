@@ -100,6 +100,15 @@ struct LineRenderingTests {
     #expect(session.terminal.row == 1 && session.terminal.column == 0)
   }
 
+  @Test("a wide character that wraps early leaves nothing behind in the last column")
+  func wideWrapErasesMargin() {
+    var session = Session(width: 16)
+    // The x drawn in the last column must not stay there once 中 takes its place and wraps.
+    session.type("abx\u{1B}[D中")
+    #expect(session.terminal.rows == [Self.prompt + "ab", "中x"])
+    #expect(session.prompts == 1)
+  }
+
   @Test("Return and Ctrl-C leave the cursor below the whole line, not inside it")
   func leaving() {
     var session = Session(width: 20)
@@ -114,7 +123,7 @@ struct LineRenderingTests {
 
   @Test(
     "emoji the terminal draws apart still leave one prompt, the cursor after the text",
-    arguments: [TerminalWidths.tmux33, .xterm])
+    arguments: [TerminalWidths.tmux33, .xterm, TerminalWidths()])
   func emojiDrawnApart(widths: TerminalWidths) {
     var session = Session(width: 80, widths: widths)
     let line = "email " + String(repeating: "ab👍🏽é❤️👩‍💻", count: 30)
