@@ -7,15 +7,20 @@ public enum DemoCommandLine {
 
     A sign-up flow built on ProviderPod that shows scopes being reused and cleared.
 
-      (no arguments)      a scripted walk-through: each step says why, shows the app's code
-                          and what the pod built, reused and discarded
-      --interactive       drive the flow yourself, in one window or several ('window new');
-                          type 'help' at the prompt. Reads commands
-                          from standard input, so it also works from a pipe:
-                            printf 'start\\nemail ada@example.com\\nstatus\\n' | ExampleCLI --interactive
-      --graph FORMAT      print the dependency graph in the middle of a sign-up, as text,
-                          Graphviz DOT or Mermaid:  ExampleCLI --graph dot | dot -Tsvg > graph.svg
-      --help              this help
+      (no arguments)    a scripted walk-through: each step says why, shows the app's
+                        code and what the pod built, reused and discarded
+      --interactive     drive the flow yourself, in one window or several; type
+                        'help' at the prompt for the commands. Reads them from
+                        standard input, so it also works from a pipe:
+
+        printf 'start\\nemail ada@example.com\\nstatus\\n' | ExampleCLI --interactive
+
+      --graph FORMAT    print the dependency graph in the middle of a sign-up, as
+                        text, Graphviz DOT or Mermaid:
+
+        ExampleCLI --graph dot | dot -Tsvg > graph.svg
+
+      --help            this help
     """
 
   /// Runs the demo; returns the process exit status.
@@ -41,8 +46,8 @@ public enum DemoCommandLine {
       let interpreter = CommandInterpreter(transcript: transcript)
       if isTerminal {
         transcript.write(
-          "ProviderPod sign-up demo. Type 'help' for the commands, 'window new' for a second\n"
-            + "window, 'quit' or Ctrl-D to leave.")
+          "ProviderPod sign-up demo. Type 'help' for the commands, 'window new' for a\n"
+            + "second window, 'quit' or Ctrl-D to leave.")
       }
       while true {
         guard let line = readLine(isTerminal ? interpreter.prompt : nil) else {

@@ -1,19 +1,48 @@
 // How many terminal columns text takes, which the line editor needs to put the cursor where
 // the terminal shows it and to know where a long line wraps, and the demo's output needs to
 // fit 80 columns. A small table rather than a dependency: it covers what people type and
-// what the demo prints (Latin, CJK, emoji), the way xterm and tmux count them.
+// what the demo prints (Latin, CJK, emoji). Terminals disagree about emoji sequences: by
+// default each is one wide emoji; ``TerminalWidths`` describes a terminal that draws them apart.
 
 extension Character {
   /// The columns a terminal gives this character: 2 for East Asian wide and fullwidth
   /// characters and for emoji (with their skin tones, joiners and flags), 0 for a combining
   /// mark or a joiner on its own, 1 otherwise.
-  var displayWidth: Int {
-    let scalars = unicodeScalars
+  var displayWidth: Int { displayWidth(on: TerminalWidths()) }
+
+  /// The columns `terminal` gives this character: the sum of its ``cells(on:)``.
+  func displayWidth(on terminal: TerminalWidths) -> Int {
+    cells(on: terminal).reduce(0) { $0 + $1.width }
+  }
+
+  /// The pieces of this character that `terminal` draws in cells of their own, with their
+  /// columns: the whole character on a terminal that joins it, or its emoji and the skin
+  /// tones or joined emoji after them on one that draws them apart. Each piece wraps to the
+  /// next row on its own when it does not fit.
+  func cells(on terminal: TerminalWidths) -> [(text: String, width: Int)] {
+    var pieces: [String.UnicodeScalarView] = []
+    var previous: Unicode.Scalar?
+    for scalar in unicodeScalars {
+      let apart =
+        (!terminal.joinsEmojiModifiers && scalar.properties.isEmojiModifier)
+        || (!terminal.joinsZeroWidthJoiner && previous == "\u{200D}")
+      if pieces.isEmpty || apart { pieces.append(String.UnicodeScalarView()) }
+      pieces[pieces.count - 1].append(scalar)
+      previous = scalar
+    }
+    return pieces.map { piece in
+      (String(piece), Self.width(of: piece, widensEmojiVariation: terminal.widensEmojiVariation))
+    }
+  }
+
+  private static func width(of scalars: String.UnicodeScalarView, widensEmojiVariation: Bool)
+    -> Int
+  {
     guard let first = scalars.first else { return 0 }
     // An emoji, or a text symbol asked to show as one (U+FE0F), is drawn two columns wide;
     // the rest of its cluster (a skin tone, ZWJ and more emoji) draws over the same cells.
     if scalars.contains(where: \.properties.isEmojiPresentation)
-      || (first.properties.isEmoji && scalars.contains("\u{FE0F}"))
+      || (widensEmojiVariation && first.properties.isEmoji && scalars.contains("\u{FE0F}"))
     {
       return 2
     }

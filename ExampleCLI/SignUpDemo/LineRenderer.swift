@@ -19,18 +19,22 @@ public struct LineRenderer {
   private var cursor = Position()
   private var end = Position()
 
-  /// Nothing drawn yet: the terminal's cursor is at the start of an empty row.
-  public init() {}
+  /// How the terminal draws the emoji terminals disagree about.
+  public let widths: TerminalWidths
+
+  /// Nothing drawn yet: the terminal's cursor is at the start of an empty row. `widths` says
+  /// how the terminal draws emoji sequences: ``TerminalLineReader`` asks it.
+  public init(widths: TerminalWidths = TerminalWidths()) { self.widths = widths }
 
   /// What to write to draw `prompt` and the editor's line on a terminal `width` columns wide,
   /// in place of what the last redraw drew.
   public mutating func redraw(prompt: String, editor: LineEditor, width: Int) -> String {
     let characters = Array(prompt) + Array(editor.line)
-    let starts = Self.layout(characters, width: max(1, width))
+    let (starts, text) = Self.layout(characters, width: max(1, width), widths: widths)
     let end = starts.last!
     let target = starts[prompt.count + editor.cursorPosition]
     var output = cursor.row > 0 ? "\u{1B}[\(cursor.row)A" : ""
-    output += "\r" + prompt + editor.line
+    output += "\r" + text
     // A line that ends in the last column leaves the terminal's cursor there, waiting to
     // wrap; where the next character would go is the start of the next row, so go there
     // (and an erase from the last column would take the last character with it).
@@ -53,26 +57,37 @@ public struct LineRenderer {
     output += end.column > 0 ? "\r\u{1B}[\(end.column)C" : "\r"
     // A line that filled its last row already moved the cursor to a new one.
     output += mark + (end.column == 0 && end.row > 0 && mark.isEmpty ? "" : "\r\n")
-    self = LineRenderer()
+    self = LineRenderer(widths: widths)
     return output
   }
 
   /// Where each character starts, and then where the next one would (the end), as a terminal
-  /// `width` columns wide lays them out.
-  private static func layout(_ characters: [Character], width: Int) -> [Position] {
+  /// `width` columns wide that draws emoji as `widths` says lays them out; and the text to
+  /// write. A wide character that does not fit in the last column leaves it as it was, so
+  /// the text erases the rest of the row before it: an earlier redraw may have drawn there.
+  private static func layout(
+    _ characters: [Character], width: Int, widths: TerminalWidths
+  ) -> (starts: [Position], text: String) {
     var position = Position()
     var starts: [Position] = []
+    var text = ""
     starts.reserveCapacity(characters.count + 1)
     for character in characters {
-      let characterWidth = character.displayWidth
-      if position.column + characterWidth > width {
-        position = Position(row: position.row + 1, column: 0)
+      var start: Position?
+      // A terminal that draws a skin tone or a joined emoji apart wraps each on its own.
+      for cell in character.cells(on: widths) {
+        if position.column + cell.width > width {
+          if position.column < width { text += "\u{1B}[K" }
+          position = Position(row: position.row + 1, column: 0)
+        }
+        if start == nil { start = position }
+        position.column += cell.width
+        text += cell.text
       }
-      starts.append(position)
-      position.column += characterWidth
+      starts.append(start ?? position)
     }
     if position.column >= width { position = Position(row: position.row + 1, column: 0) }
     starts.append(position)
-    return starts
+    return (starts, text)
   }
 }

@@ -7,6 +7,9 @@ public final class TerminalLineReader {
   private let original: termios
   private var editor = LineEditor()
   private var renderer = LineRenderer()
+  /// Whether the terminal was asked how it draws emoji; what was typed meanwhile.
+  private var probed = false
+  private var typedAhead: [UInt8] = []
 
   /// A reader for standard input, or nil when it is not a terminal.
   public init?() {
@@ -30,12 +33,15 @@ public final class TerminalLineReader {
       var original = original
       tcsetattr(STDIN_FILENO, TCSADRAIN, &original)
     }
+    if !probed {
+      probed = true
+      renderer = LineRenderer(widths: probeWidths())
+    }
     write(renderer.redraw(prompt: prompt, editor: editor, width: columns))
     while true {
-      var byte: UInt8 = 0
-      let count = read(STDIN_FILENO, &byte, 1)
-      if count < 0, errno == EINTR { continue }
-      guard count == 1 else { return nil }
+      guard let byte = typedAhead.isEmpty ? readByte() : typedAhead.removeFirst() else {
+        return nil
+      }
       switch editor.feed(byte) {
       case .editing:
         write(renderer.redraw(prompt: prompt, editor: editor, width: columns))
@@ -48,6 +54,48 @@ public final class TerminalLineReader {
         write(renderer.leave(mark: "^C"))
         write(renderer.redraw(prompt: prompt, editor: editor, width: columns))
       }
+    }
+  }
+
+  /// Asks the terminal how it draws the emoji terminals disagree about (see
+  /// ``TerminalWidths/probe``); keeps what was typed meanwhile. A terminal that does not
+  /// answer within half a second gets the default.
+  private func probeWidths() -> TerminalWidths {
+    write(TerminalWidths.probe)
+    var columns: [Int] = []
+    var report: [UInt8] = []
+    while columns.count < 3, let byte = readByte(timeoutMilliseconds: 500) {
+      if report.isEmpty, byte != 0x1B {
+        typedAhead.append(byte)
+        continue
+      }
+      report.append(byte)
+      if let column = TerminalWidths.column(inReport: report) {
+        columns.append(column)
+        report = []
+      } else if report.count > 2, !(0x30...0x3B).contains(byte) || report[1] != UInt8(ascii: "[") {
+        // Not a report: a key typed meanwhile, such as an arrow.
+        typedAhead += report
+        report = []
+      }
+    }
+    typedAhead += report
+    return TerminalWidths(probedColumns: columns) ?? TerminalWidths()
+  }
+
+  /// The next byte of input; nil at its end, or after `timeoutMilliseconds` without one.
+  private func readByte(timeoutMilliseconds: Int32? = nil) -> UInt8? {
+    while true {
+      if let timeoutMilliseconds {
+        var ready = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        let count = poll(&ready, 1, timeoutMilliseconds)
+        if count < 0, errno == EINTR { continue }
+        guard count == 1 else { return nil }
+      }
+      var byte: UInt8 = 0
+      let count = read(STDIN_FILENO, &byte, 1)
+      if count < 0, errno == EINTR { continue }
+      return count == 1 ? byte : nil
     }
   }
 

@@ -20,6 +20,14 @@ struct CommandLineTests {
     #expect(transcript.output.contains("a scripted walk-through"))
   }
 
+  @Test("--help fits an 80-column terminal")
+  func helpFitsEightyColumns() async {
+    let (_, transcript) = await run(["--help"])
+    for line in transcript.output.split(separator: "\n") {
+      #expect(line.displayWidth <= 80, "\(line)")
+    }
+  }
+
   @Test(
     "unknown arguments are a usage error that says what would work",
     arguments: [

@@ -71,14 +71,18 @@ struct InteractiveFeedbackTests {
     #expect(!atTerminal.contains("> start"))
   }
 
-  @Test("a whole interactive session fits 80 columns")
-  func fitsEightyColumns() async {
-    let output = await run([
-      "start", "EMAIL Ada@Example.com", "back", "trace off", "profile Ada Lovelace", "trace on",
-      "window new", "start", "email grace@example.com", "profile Grace Hopper", "windows",
-      "window 1", "status", "graph", "finish", "status", "window 2", "status", "window close",
-      "help",
-    ]).output
+  // At a terminal the greeting comes first, and the commands are not echoed.
+  @Test(
+    "a whole interactive session fits 80 columns, piped or at a terminal", arguments: [false, true])
+  func fitsEightyColumns(isTerminal: Bool) async {
+    let output = await run(
+      [
+        "start", "EMAIL Ada@Example.com", "back", "trace off", "profile Ada Lovelace", "trace on",
+        "window new", "start", "email grace@example.com", "profile Grace Hopper", "windows",
+        "window 1", "status", "graph", "finish", "status", "window 2", "status", "window close",
+        "help",
+      ], isTerminal: isTerminal
+    ).output
     for line in output.split(separator: "\n") {
       #expect(line.displayWidth <= 80, "\(line)")
     }

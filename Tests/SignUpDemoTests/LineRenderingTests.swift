@@ -12,13 +12,14 @@ struct LineRenderingTests {
   /// reader does: one redraw after every byte.
   private struct Session {
     var editor = LineEditor()
-    var renderer = LineRenderer()
+    var renderer: LineRenderer
     var terminal: VirtualTerminal
     let width: Int
 
-    init(width: Int) {
+    init(width: Int, widths: TerminalWidths = TerminalWidths()) {
       self.width = width
-      terminal = VirtualTerminal(width: width)
+      renderer = LineRenderer(widths: widths)
+      terminal = VirtualTerminal(width: width, widths: widths)
       terminal.write(renderer.redraw(prompt: prompt, editor: editor, width: width))
     }
 
@@ -99,6 +100,15 @@ struct LineRenderingTests {
     #expect(session.terminal.row == 1 && session.terminal.column == 0)
   }
 
+  @Test("a wide character that wraps early leaves nothing behind in the last column")
+  func wideWrapErasesMargin() {
+    var session = Session(width: 16)
+    // The x drawn in the last column must not stay there once 中 takes its place and wraps.
+    session.type("abx\u{1B}[D中")
+    #expect(session.terminal.rows == [Self.prompt + "ab", "中x"])
+    #expect(session.prompts == 1)
+  }
+
   @Test("Return and Ctrl-C leave the cursor below the whole line, not inside it")
   func leaving() {
     var session = Session(width: 20)
@@ -109,5 +119,29 @@ struct LineRenderingTests {
     session.terminal.write("next")
     #expect(session.terminal.rows.last == "next")
     #expect(session.prompts == 1)
+  }
+
+  @Test(
+    "emoji the terminal draws apart still leave one prompt, the cursor after the text",
+    arguments: [TerminalWidths.tmux33, .xterm, TerminalWidths()])
+  func emojiDrawnApart(widths: TerminalWidths) {
+    var session = Session(width: 80, widths: widths)
+    let line = "email " + String(repeating: "ab👍🏽é❤️👩‍💻", count: 30)
+    session.type(line)
+    #expect(session.prompts == 1)
+    #expect(session.terminal.text == Self.prompt + line)
+    session.type("\u{01}Z\u{05}" + String(repeating: "\u{1B}[D", count: 3) + "Y")
+    #expect(session.prompts == 1)
+    // The cursor is where the terminal drew what comes before it.
+    var before = VirtualTerminal(width: 80, widths: widths)
+    let line2 = session.editor.line
+    before.write(Self.prompt + String(line2.prefix(session.editor.cursorPosition)))
+    #expect(session.terminal.row == before.row && session.terminal.column == before.column)
+    // A short line: the cursor does not pass its end.
+    var short = Session(width: 80, widths: widths)
+    short.type("a❤️b👍🏽")
+    var drawn = VirtualTerminal(width: 80, widths: widths)
+    drawn.write(Self.prompt + "a❤️b👍🏽")
+    #expect(short.terminal.column == drawn.column)
   }
 }

@@ -15,7 +15,13 @@ struct VirtualTerminal {
   /// The cursor's column; `width` means a wrap is pending.
   private(set) var column = 0
 
-  init(width: Int) { self.width = width }
+  /// How this terminal draws emoji sequences: ``TerminalWidths/tmux33`` splits some.
+  let widths: TerminalWidths
+
+  init(width: Int, widths: TerminalWidths = TerminalWidths()) {
+    self.width = width
+    self.widths = widths
+  }
 
   /// The rows, blanks at their end trimmed, empty rows at the bottom dropped.
   var rows: [String] {
@@ -59,21 +65,25 @@ struct VirtualTerminal {
       // Like a terminal with ONLCR set (the line reader leaves output processing on).
       moveTo(row: row + 1, column: 0)
     default:
-      let characterWidth = character.displayWidth
-      guard characterWidth > 0 else {
-        // A combining mark joins the cell before it.
-        let previous = max(0, min(column, width) - 1)
-        ensure(row: row, column: previous)
-        grid[row][previous] += String(character)
-        return
-      }
-      if column + characterWidth > width { moveTo(row: row + 1, column: 0) }
-      ensure(row: row, column: column + characterWidth - 1)
-      grid[row][column] = String(character)
-      // The second cell of a wide character shows nothing of its own.
-      if characterWidth == 2 { grid[row][column + 1] = "" }
-      column += characterWidth
+      for cell in character.cells(on: widths) { put(cell.text, width: cell.width) }
     }
+  }
+
+  /// Puts what the terminal draws in one cell (or two, for a wide one) at the cursor.
+  private mutating func put(_ text: String, width characterWidth: Int) {
+    guard characterWidth > 0 else {
+      // A combining mark joins the cell before it.
+      let previous = max(0, min(column, width) - 1)
+      ensure(row: row, column: previous)
+      grid[row][previous] += text
+      return
+    }
+    if column + characterWidth > width { moveTo(row: row + 1, column: 0) }
+    ensure(row: row, column: column + characterWidth - 1)
+    grid[row][column] = text
+    // The second cell of a wide character shows nothing of its own.
+    if characterWidth == 2 { grid[row][column + 1] = "" }
+    column += characterWidth
   }
 
   private mutating func moveTo(row: Int, column: Int) {
@@ -91,6 +101,22 @@ struct VirtualTerminal {
     guard row < grid.count, column < grid[row].count else { return }
     grid[row].removeSubrange(column...)
   }
+}
+
+extension TerminalWidths {
+  /// How tmux 3.3 draws them: a skin tone apart from its emoji, U+FE0F ignored.
+  static let tmux33 = {
+    var widths = TerminalWidths()
+    widths.joinsEmojiModifiers = false
+    widths.widensEmojiVariation = false
+    return widths
+  }()
+  /// How xterm draws them: every emoji of a sequence apart, U+FE0F ignored.
+  static let xterm = {
+    var widths = TerminalWidths.tmux33
+    widths.joinsZeroWidthJoiner = false
+    return widths
+  }()
 }
 
 extension String {
