@@ -11,12 +11,12 @@
 ///   depth P on matches at the first checkpoint at or past L, P and 16, L levels later:
 ///   before three times the largest of them. Only a match walks the chain, to report the
 ///   loop. Scanning the chain at each checkpoint instead, with a table of positions, found
-///   the same loops but cost a chain of 100 three times what ten chains of 10 cost.
-/// - A chain that never repeats itself could still run away: a builder that picks what to
-///   resolve from a counter can avoid every checkpoint's provider. So the whole chain is also
-///   scanned for a repeated provider at depths 4,096, 8,192 and so on: chains shallower than
-///   that, which are all chains apps build, never pay for it, and deeper ones visit at most
-///   two frames per level in all.
+///   the same loops but cost a chain of 100 nearly three times what ten chains of 10 cost.
+/// - A runaway chain need not repeat at regular intervals: a builder that picks what to
+///   resolve from a counter can keep each checkpoint's provider out of the levels after it.
+///   So the whole chain is also scanned for a repeated provider at depths 4,096, 8,192 and so
+///   on: chains shallower than that (apps' chains are) never pay for it, and deeper ones
+///   visit at most two frames per level in all.
 /// A walk that finds no repeat (the earlier build is over: above it, nothing waits for this
 /// chain) reports nothing, and the chain goes on.
 extension EngineState {
