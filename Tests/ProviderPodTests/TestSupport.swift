@@ -192,10 +192,13 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
   for done in threads { done.wait() }
 }
 
-/// Runs `body` on `count` new threads at once and returns once every one has ended, its
-/// thread-local destructors included: unlike `onThreads`, nothing of the threads (their
-/// `Thread` object, the closure and what it captured) is left when this returns.
-func onThreadsUntilTheyEnd(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+/// Runs `body` on `count` new threads at once (with stacks of `stackSize` bytes if given) and
+/// returns once every one has ended, its thread-local destructors included: unlike
+/// `onThreads`, nothing of the threads (their `Thread` object, the closure and what it
+/// captured) is left when this returns.
+func onThreadsUntilTheyEnd(
+  _ count: Int, stackSize: Int? = nil, _ body: @escaping @Sendable (Int) -> Void
+) {
   final class Body {
     let run: @Sendable () -> Void
     init(_ run: @escaping @Sendable () -> Void) { self.run = run }
@@ -212,8 +215,12 @@ func onThreadsUntilTheyEnd(_ count: Int, _ body: @escaping @Sendable (Int) -> Vo
     #else
       var thread = pthread_t()
     #endif
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
     let status = pthread_create(
-      &thread, nil,
+      &thread, &attributes,
       { raw in
         #if canImport(Darwin)
           let raw = raw
@@ -235,9 +242,10 @@ func onThreadsUntilTheyEnd(_ count: Int, _ body: @escaping @Sendable (Int) -> Vo
   }
 }
 
-/// Runs `body` on a new thread and returns once the thread has ended.
-func runUntilThreadEnds(_ body: @escaping @Sendable () -> Void) {
-  onThreadsUntilTheyEnd(1) { _ in body() }
+/// Runs `body` on a new thread (with a stack of `stackSize` bytes if given) and returns once
+/// the thread has ended.
+func runUntilThreadEnds(stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) {
+  onThreadsUntilTheyEnd(1, stackSize: stackSize) { _ in body() }
 }
 
 /// Runs `body` on a thread of its own with a stack of `stackSize` bytes, and waits for it.

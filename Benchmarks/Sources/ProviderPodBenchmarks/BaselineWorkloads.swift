@@ -39,6 +39,18 @@ struct InitializerWorkloads: Workloads {
       for _ in 0..<count { consume(L9(L8(L7(L6(L5(L4(L3(L2(L1(ChainRoot())))))))))) }
     }
   }
+
+  func newChain(_ effort: Effort, depth: Int) -> Double? {
+    measure(effort, operations: 2_000_000 / depth) { count in
+      for _ in 0..<count { consume(nodes(depth: depth)) }
+    }
+  }
+}
+
+/// A chain of `depth` nodes, each built from the one below, as a builder chain would.
+@inline(never)
+private func nodes(depth: Int) -> Node {
+  Node(depth == 1 ? nil : nodes(depth: depth - 1))
 }
 
 /// A minimal container: a `Mutex<[ObjectIdentifier: Any]>` of instances.

@@ -42,6 +42,18 @@ private let deepChainProviders: [Provider<Node>] = {
   return chain
 }()
 
+/// Workload 12: always-new chains of generated providers, each building a node from the one
+/// below, made once per depth.
+private func alwaysNewChain(depth: Int) -> Provider<Node> {
+  var top: Provider<Node>?
+  for _ in 0..<depth {
+    let below = top
+    top = Provider(scope: AlwaysCreateNewScope()) { pod in Node(below.map { pod.resolve($0) }) }
+  }
+  return top!
+}
+private let alwaysNewChains = [10, 100, 1_000].map { (depth: $0, top: alwaysNewChain(depth: $0)) }
+
 /// Workload 11: a request scope, a handler in it built from two app singletons.
 private struct RequestScope: ProviderScope {}
 private let repository = Provider { _ in Service(value: 1) }
@@ -147,6 +159,14 @@ struct ProviderPodWorkloads: Workloads {
     let top = deepChainProviders[deepChainProviders.count - 1]
     return measure(effort, operations: 1) { count in
       for _ in 0..<count { consume(Pod().resolve(top)) }
+    }
+  }
+
+  func newChain(_ effort: Effort, depth: Int) -> Double? {
+    guard let top = alwaysNewChains.first(where: { $0.depth == depth })?.top else { return nil }
+    let pod = Pod()
+    return measure(effort, operations: 2_000_000 / depth) { count in
+      for _ in 0..<count { consume(pod.resolve(top)) }
     }
   }
 

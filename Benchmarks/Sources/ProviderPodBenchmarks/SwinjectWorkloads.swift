@@ -141,6 +141,24 @@ extension SwinjectWorkloads {
 
   // No deep chain: Swinject stops resolving at a depth of 200 (its `maxResolutionDepth`).
 
+  /// Transient nodes registered by name, each resolving the one below; only up to a depth of
+  /// 100, for the same reason.
+  func newChain(_ effort: Effort, depth: Int) -> Double? {
+    guard depth <= 100 else { return nil }
+    let names = (0..<depth).map { "n\($0)" }
+    let container = Container()
+    for (index, name) in names.enumerated() {
+      let below = index == 0 ? nil : names[index - 1]
+      container.register(Node.self, name: name) { r in
+        Node(below.map { r.resolve(Node.self, name: $0)! })
+      }.inObjectScope(.transient)
+    }
+    let top = names[depth - 1]
+    return measure(effort, operations: 200_000 / depth) { count in
+      for _ in 0..<count { consume(container.resolve(Node.self, name: top)!) }
+    }
+  }
+
   /// A child container per request, as Swinject's users make one: the request's handler is
   /// registered in the child, the singletons in the parent.
   private func handleRequest(app: Container) -> Int {

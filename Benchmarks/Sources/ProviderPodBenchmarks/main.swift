@@ -15,6 +15,7 @@ protocol Workloads {
   func deepChain(_ effort: Effort) -> Double?
   func childPerRequest(_ effort: Effort) -> Double?
   func childPerRequestTwoThreads(_ effort: Effort) -> Double?
+  func newChain(_ effort: Effort, depth: Int) -> Double?
 }
 
 extension Workloads {
@@ -30,6 +31,7 @@ extension Workloads {
   func deepChain(_ effort: Effort) -> Double? { nil }
   func childPerRequest(_ effort: Effort) -> Double? { nil }
   func childPerRequestTwoThreads(_ effort: Effort) -> Double? { nil }
+  func newChain(_ effort: Effort, depth: Int) -> Double? { nil }
 }
 
 /// Nanoseconds per stored instance: fresh containers, each filled with `distinct` instances.
@@ -115,6 +117,11 @@ let rows: [Row] = [
   Row(title: "11. child pod per request, 2 threads (per thread)") {
     $0.childPerRequestTwoThreads(effort)
   },
+  // Rows 16-18: how an always-new chain's cost grows with its depth (one provider per level,
+  // all of one type, so that a chain of any depth can be generated).
+  Row(title: "12. always-new chain of 10, generated") { $0.newChain(effort, depth: 10) },
+  Row(title: "12. always-new chain of 100, generated") { $0.newChain(effort, depth: 100) },
+  Row(title: "12. always-new chain of 1,000, generated") { $0.newChain(effort, depth: 1_000) },
 ]
 
 func format(_ value: Double?) -> String {
@@ -208,6 +215,11 @@ if let ours = results[14][0], let byHand = results[14][5] {
   print(
     "ProviderPod child pod per request on 2 threads vs by hand: \(ratio(ours, byHand))"
       + " (budget: 2x).")
+}
+if let ten = results[15][0], let hundred = results[16][0], let thousand = results[17][0] {
+  print(
+    "ProviderPod always-new chain of 100 vs 10: \(ratio(hundred, ten)), of 1,000 vs 100:"
+      + " \(ratio(thousand, hundred)) (linear is 10x).")
 }
 print("")
 print("(sink \(sink % 10); operations measured: \(operationsMeasured))")

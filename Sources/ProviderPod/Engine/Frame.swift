@@ -111,6 +111,10 @@ final class Frame {
   @exclusivity(unchecked) var retainedEngine: PodEngine?
   /// How many frames are above this one: cycle checks compare depths instead of walking.
   @exclusivity(unchecked) var depth = 0
+  /// The provider an always-new build nested in this one is compared with, to catch a chain
+  /// that repeats itself (see `EngineState+Cycles.swift`): that of the frame at the last
+  /// checkpoint depth at or above this one, nil above the first.
+  @exclusivity(unchecked) var checkpoint: ProviderKey?
   /// For an always-new build: the nearest caching build above it, which depends on whatever
   /// this one resolves, since nothing in between is cached.
   @exclusivity(unchecked) var enclosingOwner: Frame?
@@ -174,12 +178,20 @@ final class Frame {
     if let parent {
       self.parent = parent
       retainedParent = parent
-      depth = parent.depth + 1
+      descend(from: parent, as: info)
       if slot == nil { enclosingOwner = parent.owner }
     } else {
       depth = 0
+      checkpoint = nil
     }
     phase = .running
+  }
+
+  /// Sets the depth and checkpoint of a build of `info` nested in `parent`.
+  @inline(__always)
+  func descend(from parent: Frame, as info: ProviderInfo) {
+    depth = parent.depth + 1
+    checkpoint = EngineState.isCheckpoint(depth: depth) ? info.key : parent.checkpoint
   }
 
   /// Gives a general build its engine, before its builder gets a context.

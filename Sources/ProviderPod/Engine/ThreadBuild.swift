@@ -85,9 +85,10 @@ extension Frame {
     self.pod = pod
     if let parent {
       self.parent = parent
-      depth = parent.depth + 1
+      descend(from: parent, as: info)
     } else {
       depth = 0
+      checkpoint = nil
     }
     phase = .runningOnThread
   }

@@ -79,10 +79,17 @@ struct ThreadRecord: Equatable {
     return frame
   }
 
+  /// How many idle frames a thread keeps: as many as its deepest always-new chain needed, up
+  /// to the depth where chains pay for a full cycle scan anyway. A frame beyond them is
+  /// allocated and freed on every build, which made each level of a chain of 1,000 cost half
+  /// again what a level of a chain of 10 does. The frames kept take less memory than the
+  /// stack the chain that needed them already touched.
+  static let spareFrameLimit = 4_096
+
   /// Keeps an idle frame for the thread's next build, unless it keeps enough already.
   @inline(__always)
   func keepSpare(_ frame: Frame) {
-    guard record.pointee.spare_count < EngineState.spareFrameLimit else { return }
+    guard record.pointee.spare_count < Self.spareFrameLimit else { return }
     frame.nextSpare = record.pointee.spare
     record.pointee.spare = Unmanaged.passRetained(frame).toOpaque()
     record.pointee.spare_count += 1
