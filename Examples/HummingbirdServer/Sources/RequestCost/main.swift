@@ -8,15 +8,29 @@ import ProviderPod
 // against the same routes written by hand, both driven through Hummingbird's in-process
 // router client, so no network time hides the difference. Alternating rounds, medians.
 //   swift run -c release --package-path Examples/HummingbirdServer RequestCost
+// Options: --requests N per round (20,000), --rounds N (9), --only pods|hand (both).
+// Wall time on a shared machine moves; for an exact figure, count instructions with
+// callgrind for two request counts and divide the difference (Benchmarks/README.md).
 
-let requestsPerRound = 20_000
-let rounds = 7
+var requestsPerRound = 20_000
+var rounds = 9
+var only: String?
+var arguments = CommandLine.arguments.dropFirst()
+while let flag = arguments.popFirst() {
+  guard let value = arguments.popFirst() else { fatalError("RequestCost: \(flag) needs a value") }
+  switch flag {
+  case "--requests": requestsPerRound = Int(value) ?? requestsPerRound
+  case "--rounds": rounds = Int(value) ?? rounds
+  case "--only": only = value
+  default: fatalError("RequestCost: unknown option \(flag)")
+  }
+}
 
-func nanosecondsPerRequest(_ app: some ApplicationProtocol) async throws -> Double {
+func nanosecondsPerRequest(_ app: some ApplicationProtocol, requests: Int) async throws -> Double {
   let clock = ContinuousClock()
   let elapsed = try await app.test(.router) { client in
     let start = clock.now
-    for index in 0..<requestsPerRound {
+    for index in 0..<requests {
       try await client.execute(uri: "/hello?user=u\(index)", method: .get) { response in
         precondition(response.status == .ok, "RequestCost: the server answered \(response.status)")
       }
@@ -24,7 +38,7 @@ func nanosecondsPerRequest(_ app: some ApplicationProtocol) async throws -> Doub
     return clock.now - start
   }
   let (seconds, attoseconds) = elapsed.components
-  return (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / Double(requestsPerRound)
+  return (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / Double(requests)
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
@@ -32,12 +46,20 @@ func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 var withPods: [Double] = []
 var byHand: [Double] = []
 for _ in 0..<rounds {
-  withPods.append(try await nanosecondsPerRequest(buildApplication(app: Pod())))
-  byHand.append(try await nanosecondsPerRequest(buildApplicationByHand()))
+  if only != "hand" {
+    let app = buildApplication(app: Pod())
+    withPods.append(try await nanosecondsPerRequest(app, requests: requestsPerRound))
+  }
+  if only != "pods" {
+    let app = buildApplicationByHand()
+    byHand.append(try await nanosecondsPerRequest(app, requests: requestsPerRound))
+  }
 }
-let pods = median(withPods)
-let hand = median(byHand)
 print("requests per round: \(requestsPerRound), rounds: \(rounds), medians:")
-print("  with a pod per request: \(Int(pods)) ns per request")
-print("  by hand:                \(Int(hand)) ns per request")
-print("  ProviderPod adds \(Int(pods - hand)) ns per request (\(pods / hand)x)")
+if !withPods.isEmpty { print("  with a pod per request: \(Int(median(withPods))) ns per request") }
+if !byHand.isEmpty { print("  by hand:                \(Int(median(byHand))) ns per request") }
+if !withPods.isEmpty, !byHand.isEmpty {
+  let pods = median(withPods)
+  let hand = median(byHand)
+  print("  ProviderPod adds \(Int(pods - hand)) ns per request (\(pods / hand)x)")
+}
