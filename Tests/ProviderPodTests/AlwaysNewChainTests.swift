@@ -67,6 +67,28 @@ private func distinctChain(depth: Int) -> Provider<Int> {
   return top
 }
 
+/// An always-new provider that child pods decorate: their override builds on the parent's.
+let decorated: Provider<Int> = Provider(scope: AlwaysCreateNewScope(), name: "decorated") { _ in 1 }
+
+/// A child pod whose override of `decorated` adds 100 to the parent pod's instance.
+private func decoratingChild() -> Pod {
+  let parent = Pod()
+  return Pod(
+    parent: parent, overrides: [decorated.override { _ in parent.resolve(decorated) + 100 }])
+}
+
+/// `depth` always-new providers, each resolving the one below, with `bottom` at the bottom.
+private func chain(depth: Int, above bottom: Provider<Int>) -> Provider<Int> {
+  var top = bottom
+  for level in 0..<depth {
+    let below = top
+    top = Provider(scope: AlwaysCreateNewScope(), name: "above\(level)") { pod in
+      pod.resolve(below) + 1
+    }
+  }
+  return top
+}
+
 /// A pod that overrides something, so that its always-new builds take the general path.
 private func podWithAnOverride() -> Pod {
   let unrelated = Provider { _ in 0 }
@@ -133,5 +155,27 @@ struct AlwaysNewChainTests {
       #expect(pod.resolve(top) == 2_000)
     }
     #expect(pod.invariantViolations == [])
+  }
+
+  @Test("an override that builds on its parent pod's instance is not a cycle, at any depth")
+  func decoratingOverrideIsNoCycle() {
+    // Checks compare a build with those above it at depths 16, 32, 64: put the override there.
+    for depth in [0, 14, 15, 16, 17, 30, 31, 32, 33, 62, 63, 64, 65, 100] {
+      let top = chain(depth: depth, above: decorated)
+      let child = decoratingChild()
+      #expect(child.resolve(top) == depth + 101, "with the override at depth \(depth)")
+      #expect(child.invariantViolations == [])
+    }
+  }
+
+  @Test("an override that resolves its own provider through its own pod is a cycle")
+  func selfResolvingOverrideStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      alarm(20)
+      let child = Pod(
+        parent: Pod(), overrides: [decorated.override { pod in pod.resolve(decorated) + 1 }])
+      _ = child.resolve(decorated)
+    }
+    #expect(standardError(result).contains("ProviderPod: dependency cycle: decorated"))
   }
 }

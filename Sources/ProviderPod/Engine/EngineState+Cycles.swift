@@ -5,8 +5,8 @@
 /// it is running, by comparing depths up the chain. Always-new providers have no running
 /// build to find, so a chain of them that repeats itself is noticed as it grows, at a cost
 /// per level that does not depend on how deep the chain is:
-/// - Every frame carries a checkpoint: the provider of the frame at the last depth that is a
-///   power of two, from 16 on. A nested always-new build compares its provider with its
+/// - Every frame carries a checkpoint: the builder of the frame at the last depth that is a
+///   power of two, from 16 on. A nested always-new build compares its builder with its
 ///   caller's checkpoint, one comparison per level. A chain that repeats every L builds from
 ///   depth P on matches at the first checkpoint at or past L, P and 16, L levels later:
 ///   before three times the largest of them. Only a match walks the chain, to report the
@@ -19,6 +19,11 @@
 ///   visit at most two frames per level in all.
 /// A walk that finds no repeat (the earlier build is over: above it, nothing waits for this
 /// chain) reports nothing, and the chain goes on.
+///
+/// What repeats is a builder, not just a provider: a child pod's override of an always-new
+/// provider that builds on its parent's instance (`{ _ in parent.resolve(p) + 1 }`) resolves the
+/// same provider inside its own build, through the provider's own builder, and ends there.
+/// Only the same builder again (the same override, or the provider's own) goes round forever.
 extension EngineState {
   /// The report for resolving `provider` from `caller`, whose chain contains `running`, a
   /// build of the same provider.
@@ -44,37 +49,37 @@ extension EngineState {
     depth >= 16 && depth & (depth - 1) == 0
   }
 
-  /// The report for an always-new `provider` resolved from `caller`, if the chain repeats a
-  /// provider. Walks the chain only on a checkpoint's match or at the depths of the full
-  /// scan (see above).
+  /// The report for an always-new `provider`, built by `builder`, resolved from `caller`, if
+  /// the chain repeats that builder. Walks the chain only on a checkpoint's match or at the
+  /// depths of the full scan (see above).
   @inline(__always)
-  static func repeatedProviderReport(
-    resolving provider: ProviderInfo, from caller: Frame
+  static func repeatedBuilderReport(
+    resolving provider: ProviderInfo, _ builder: BuilderKey, from caller: Frame
   ) -> String? {
     let depth = caller.depth + 1
-    guard caller.checkpoint == provider.key || (depth >= 4_096 && depth & (depth - 1) == 0)
+    guard caller.checkpoint == builder || (depth >= 4_096 && depth & (depth - 1) == 0)
     else { return nil }
-    return scanForRepeatedProvider(resolving: provider, from: caller)
+    return scanForRepeatedBuilder(resolving: provider, builder, from: caller)
   }
 
   @inline(never)
-  private static func scanForRepeatedProvider(
-    resolving provider: ProviderInfo, from caller: Frame
+  private static func scanForRepeatedBuilder(
+    resolving provider: ProviderInfo, _ builder: BuilderKey, from caller: Frame
   ) -> String? {
-    // Innermost first: the first provider seen twice closes the shortest loop around it.
+    // Innermost first: the first builder seen twice closes the shortest loop around it.
     var chain = [provider]
-    var positions: [ProviderKey: Int] = [provider.key: 0]
+    var positions: [BuilderKey: Int] = [builder: 0]
     chain.reserveCapacity(caller.depth + 2)
     positions.reserveCapacity(caller.depth + 2)
     var next: Frame? = caller
     // Up to the first build that is over: above it, nothing waits for this chain.
-    while let frame = next, frame.isBuilding, let info = frame.info {
-      if let first = positions[info.key] {
+    while let frame = next, frame.isBuilding, let info = frame.info, let key = frame.builderKey {
+      if let first = positions[key] {
         let loop = [info] + chain[(first + 1)...].reversed() + [info]
         let labels = loop.dropLast().map(\.cycleLabel) + [info.name]
         return Self.cycleReport(labels, acrossThreads: false)
       }
-      positions[info.key] = chain.count
+      positions[key] = chain.count
       chain.append(info)
       next = frame.parent
     }
@@ -142,4 +147,12 @@ extension EngineState {
       into a provider they can all depend on.
       """
   }
+}
+
+/// A builder a build runs: a provider's own, or one of its overrides. Builds in one chain are
+/// compared by it to tell a chain that goes round forever from one that decorates.
+struct BuilderKey: Hashable {
+  let provider: ProviderKey
+  /// The override's identity; nil for the provider's own builder.
+  let override: ObjectIdentifier?
 }

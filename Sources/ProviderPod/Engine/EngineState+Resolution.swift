@@ -65,7 +65,8 @@ extension EngineState {
     // with the same check for a chain that repeats a provider.
     if scope.kind == .alwaysCreateNew || !pod.isAlive {
       if let caller {
-        if let report = Self.repeatedProviderReport(resolving: provider, from: caller) {
+        let builder = BuilderKey(provider: key, override: override.map(ObjectIdentifier.init))
+        if let report = Self.repeatedBuilderReport(resolving: provider, builder, from: caller) {
           return .stop(report)
         }
         // Nothing is cached, so the caller's instance depends on this provider directly, and
@@ -79,7 +80,8 @@ extension EngineState {
       }
       return .build(
         makeFrame(
-          treeID: treeID, provider: provider, scope: scope, slot: nil, pod: pod, parent: caller),
+          treeID: treeID, provider: provider, override: override, scope: scope, slot: nil,
+          pod: pod, parent: caller),
         override: override)
     }
     // In a child pod, an instance the child does not shadow is its parent's.
@@ -131,7 +133,8 @@ extension EngineState {
       }
     }
     let frame = makeFrame(
-      treeID: treeID, provider: provider, scope: scope, slot: slot, pod: pod, parent: caller)
+      treeID: treeID, provider: provider, override: override, scope: scope, slot: slot, pod: pod,
+      parent: caller)
     slot.build = frame
     if let asyncBuild {
       frame.asyncBuild = asyncBuild
@@ -178,8 +181,8 @@ extension EngineState {
   }
 
   private mutating func makeFrame(
-    treeID: ObjectIdentifier, provider: ProviderInfo, scope: ScopeInfo, slot: Slot?,
-    pod: PodRecord, parent: Frame?
+    treeID: ObjectIdentifier, provider: ProviderInfo, override: OverrideRecord?,
+    scope: ScopeInfo, slot: Slot?, pod: PodRecord, parent: Frame?
   ) -> Frame {
     let frame = spareFrames.popLast() ?? Frame(treeID: treeID)
     var epoch = 0
@@ -190,8 +193,9 @@ extension EngineState {
     }
     builds += 1
     frame.begin(
-      info: provider, scope: scope, slot: slot, pod: pod, parent: parent, scopeEpoch: epoch,
-      requesterScopeEpoch: requesterEpoch, serial: builds)
+      info: provider, override: override.map(ObjectIdentifier.init), scope: scope, slot: slot,
+      pod: pod, parent: parent, scopeEpoch: epoch, requesterScopeEpoch: requesterEpoch,
+      serial: builds)
     runningBuilds += 1
     return frame
   }

@@ -111,10 +111,12 @@ final class Frame {
   @exclusivity(unchecked) var retainedEngine: PodEngine?
   /// How many frames are above this one: cycle checks compare depths instead of walking.
   @exclusivity(unchecked) var depth = 0
-  /// The provider an always-new build nested in this one is compared with, to catch a chain
+  /// The override whose builder this build runs; nil for the provider's own builder.
+  @exclusivity(unchecked) var override: ObjectIdentifier?
+  /// The builder an always-new build nested in this one is compared with, to catch a chain
   /// that repeats itself (see `EngineState+Cycles.swift`): that of the frame at the last
   /// checkpoint depth at or above this one, nil above the first.
-  @exclusivity(unchecked) var checkpoint: ProviderKey?
+  @exclusivity(unchecked) var checkpoint: BuilderKey?
   /// For an always-new build: the nearest caching build above it, which depends on whatever
   /// this one resolves, since nothing in between is cached.
   @exclusivity(unchecked) var enclosingOwner: Frame?
@@ -162,8 +164,8 @@ final class Frame {
   var isThreadBuild: Bool { phase == .runningOnThread }
 
   func begin(
-    info: ProviderInfo, scope: ScopeInfo, slot: Slot?, pod: PodRecord, parent: Frame?,
-    scopeEpoch: Int, requesterScopeEpoch: Int = 0, serial: Int
+    info: ProviderInfo, override: ObjectIdentifier?, scope: ScopeInfo, slot: Slot?,
+    pod: PodRecord, parent: Frame?, scopeEpoch: Int, requesterScopeEpoch: Int = 0, serial: Int
   ) {
     self.serial = serial
     self.info = info
@@ -178,20 +180,29 @@ final class Frame {
     if let parent {
       self.parent = parent
       retainedParent = parent
-      descend(from: parent, as: info)
+      descend(from: parent, as: info, override: override)
       if slot == nil { enclosingOwner = parent.owner }
     } else {
+      self.override = override
       depth = 0
       checkpoint = nil
     }
     phase = .running
   }
 
-  /// Sets the depth and checkpoint of a build of `info` nested in `parent`.
+  /// Sets the builder, depth and checkpoint of a build of `info` nested in `parent`.
   @inline(__always)
-  func descend(from parent: Frame, as info: ProviderInfo) {
+  func descend(from parent: Frame, as info: ProviderInfo, override: ObjectIdentifier?) {
+    self.override = override
     depth = parent.depth + 1
-    checkpoint = EngineState.isCheckpoint(depth: depth) ? info.key : parent.checkpoint
+    checkpoint =
+      EngineState.isCheckpoint(depth: depth)
+      ? BuilderKey(provider: info.key, override: override) : parent.checkpoint
+  }
+
+  /// The builder this build runs, for comparing builds in a chain.
+  var builderKey: BuilderKey? {
+    info.map { BuilderKey(provider: $0.key, override: override) }
   }
 
   /// Gives a general build its engine, before its builder gets a context.

@@ -46,7 +46,10 @@ extension PodEngine {
       guard thread.isInnermost(caller), caller.thread == thread,
         threadBuildGate.isOpenForNestedBuilds
       else { return nil }
-      if let report = EngineState.repeatedProviderReport(resolving: provider, from: caller) {
+      // A thread build runs the provider's own builder: the root overrides nothing.
+      let builder = BuilderKey(provider: provider.key, override: nil)
+      if let report = EngineState.repeatedBuilderReport(resolving: provider, builder, from: caller)
+      {
         fatalError(report)
       }
     } else {
@@ -85,8 +88,9 @@ extension Frame {
     self.pod = pod
     if let parent {
       self.parent = parent
-      descend(from: parent, as: info)
+      descend(from: parent, as: info, override: nil)
     } else {
+      override = nil
       depth = 0
       checkpoint = nil
     }
