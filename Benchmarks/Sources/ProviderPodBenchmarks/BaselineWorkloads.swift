@@ -222,3 +222,51 @@ extension MutexDictionaryWorkloads {
     }
   }
 }
+
+/// Workload 15 by hand: five request services from the app's two singletons, kept in the
+/// request's own dictionary, and a handler from the five.
+@inline(never)
+private func handleRequestWithFiveServices(app: MutexContainer, keys: [ObjectIdentifier]) -> Int {
+  var requestInstances: [ObjectIdentifier: Any] = [:]
+  var total = 0
+  for key in keys {
+    let service = RequestHandler(
+      app.resolve(ObjectIdentifier(Repository.self)) { Service(value: 1) },
+      app.resolve(ObjectIdentifier(Mailer.self)) { Service(value: 2) })
+    requestInstances[key] = service
+    total += (requestInstances[key] as! RequestHandler).first.value
+  }
+  return total
+}
+
+extension MutexDictionaryWorkloads {
+  func newContainer(_ effort: Effort, dependencies: Int) -> Double? {
+    let keyObjects = (0..<dependencies).map { _ in Key() }  // alive, so identifiers stay distinct
+    let keys = keyObjects.map(ObjectIdentifier.init)
+    let rootKey = ObjectIdentifier(Root100.self)
+    defer { withExtendedLifetime(keyObjects) {} }
+    return measure(effort, operations: 500_000 / dependencies) { count in
+      for _ in 0..<count {
+        let container = MutexContainer()
+        consume(
+          container.resolve(rootKey) {
+            Root100(
+              keys.enumerated().map { index, key in
+                container.resolve(key) { Service(value: index) }
+              })
+          })
+      }
+    }
+  }
+
+  func childPerRequestWithFiveServices(_ effort: Effort) -> Double? {
+    let app = MutexContainer()
+    let keyObjects = (0..<5).map { _ in Key() }
+    let keys = keyObjects.map(ObjectIdentifier.init)
+    defer { withExtendedLifetime(keyObjects) {} }
+    _ = handleRequestWithFiveServices(app: app, keys: keys)
+    return measure(effort, operations: 100_000) { count in
+      for _ in 0..<count { consume(handleRequestWithFiveServices(app: app, keys: keys)) }
+    }
+  }
+}

@@ -188,3 +188,36 @@ struct ProviderPodWorkloads: Workloads {
     }
   }
 }
+
+/// Five request services, each built from the two app singletons: a request that does more
+/// than workload 11's.
+private let requestServices = (0..<5).map { _ in
+  Provider(scope: RequestScope()) { pod in
+    RequestHandler(pod.resolve(repository), pod.resolve(mailer))
+  }
+}
+
+/// One request of workload 15: a child pod, its five services resolved, the pod released.
+@inline(never)
+private func handleRequestWithFiveServices(in app: Pod) -> Int {
+  let requestPod = Pod(parent: app, scopes: [RequestScope()])
+  return requestServices.reduce(0) { $0 + requestPod.resolve($1).first.value }
+}
+
+extension ProviderPodWorkloads {
+  func newContainer(_ effort: Effort, dependencies: Int) -> Double? {
+    let providers = (0..<dependencies).map { index in Provider { _ in Service(value: index) } }
+    let root = Provider { pod in Root100(providers.map { pod.resolve($0) }) }
+    return measure(effort, operations: 500_000 / dependencies) { count in
+      for _ in 0..<count { consume(Pod().resolve(root)) }
+    }
+  }
+
+  func childPerRequestWithFiveServices(_ effort: Effort) -> Double? {
+    let app = Pod()
+    _ = handleRequestWithFiveServices(in: app)
+    return measure(effort, operations: 100_000) { count in
+      for _ in 0..<count { consume(handleRequestWithFiveServices(in: app)) }
+    }
+  }
+}

@@ -190,3 +190,43 @@ struct UncheckedBox<Value>: @unchecked Sendable {
   let value: Value
   init(_ value: Value) { self.value = value }
 }
+
+extension SwinjectWorkloads {
+  func newContainer(_ effort: Effort, dependencies: Int) -> Double? {
+    let names = (0..<dependencies).map { "s\($0)" }
+    // A new container has to be registered before it can resolve: that is timed too.
+    return measure(effort, operations: 50_000 / dependencies) { count in
+      for _ in 0..<count {
+        let container = Container()
+        for (index, name) in names.enumerated() {
+          container.register(Service.self, name: name) { _ in Service(value: index) }
+            .inObjectScope(.container)
+        }
+        container.register(Root100.self) { r in
+          Root100(names.map { r.resolve(Service.self, name: $0)! })
+        }.inObjectScope(.container)
+        consume(container.resolve(Root100.self)!)
+      }
+    }
+  }
+
+  func childPerRequestWithFiveServices(_ effort: Effort) -> Double? {
+    let app = Container()
+    app.register(Repository.self) { _ in Repository() }.inObjectScope(.container)
+    app.register(Mailer.self) { _ in Mailer() }.inObjectScope(.container)
+    let names = (0..<5).map { "service\($0)" }
+    func handle() -> Int {
+      let request = Container(parent: app)
+      for name in names {
+        request.register(RequestHandler.self, name: name) { r in
+          RequestHandler(r.resolve(Repository.self)!.service, r.resolve(Mailer.self)!.service)
+        }.inObjectScope(.container)
+      }
+      return names.reduce(0) { $0 + request.resolve(RequestHandler.self, name: $1)!.first.value }
+    }
+    _ = handle()
+    return measure(effort, operations: 20_000) { count in
+      for _ in 0..<count { consume(handle()) }
+    }
+  }
+}

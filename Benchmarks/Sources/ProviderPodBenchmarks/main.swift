@@ -16,6 +16,8 @@ protocol Workloads {
   func childPerRequest(_ effort: Effort) -> Double?
   func childPerRequestTwoThreads(_ effort: Effort) -> Double?
   func newChain(_ effort: Effort, depth: Int) -> Double?
+  func newContainer(_ effort: Effort, dependencies: Int) -> Double?
+  func childPerRequestWithFiveServices(_ effort: Effort) -> Double?
 }
 
 extension Workloads {
@@ -32,6 +34,8 @@ extension Workloads {
   func childPerRequest(_ effort: Effort) -> Double? { nil }
   func childPerRequestTwoThreads(_ effort: Effort) -> Double? { nil }
   func newChain(_ effort: Effort, depth: Int) -> Double? { nil }
+  func newContainer(_ effort: Effort, dependencies: Int) -> Double? { nil }
+  func childPerRequestWithFiveServices(_ effort: Effort) -> Double? { nil }
 }
 
 /// Nanoseconds per stored instance: fresh containers, each filled with `distinct` instances.
@@ -122,6 +126,16 @@ let rows: [Row] = [
   Row(title: "12. always-new chain of 10, generated") { $0.newChain(effort, depth: 10) },
   Row(title: "12. always-new chain of 100, generated") { $0.newChain(effort, depth: 100) },
   Row(title: "12. always-new chain of 1,000, generated") { $0.newChain(effort, depth: 1_000) },
+  // How a new container's cost grows with what it builds, and a request that builds more.
+  Row(title: "14. new container + root with 100 deps, generated") {
+    $0.newContainer(effort, dependencies: 100)
+  },
+  Row(title: "14. new container + root with 1,000 deps, generated") {
+    $0.newContainer(effort, dependencies: 1_000)
+  },
+  Row(title: "15. child pod per request, 5 request services") {
+    $0.childPerRequestWithFiveServices(effort)
+  },
 ]
 
 func format(_ value: Double?) -> String {
