@@ -69,6 +69,7 @@ extension EngineState {
           entry.dependencies = dependencies
           _ = removeEntry(of: homeSlot, released: &released)
           homeSlot.entry = entry
+          if slot.info.family == nil { homeSlot.isKept = true }
           // Singletons are never cleared, so they need no membership.
           if entry.scope.kind != .singleton {
             home.scopeMembers[entry.scope.key, default: []].insert(homeSlot.key)

@@ -60,8 +60,11 @@ extension EngineState {
         if slot.pod !== pod { problems.append("\(name): slot filed in another pod") }
         // Between two steps of a build or a weak instance's rebuild, a slot may be empty
         // until the next step fills or prunes it.
-        if slot.isUnused, atRest {
+        if slot.isUnused, atRest, !slot.isKept {
           problems.append("\(name): slot kept with nothing in it")
+        }
+        if slot.isKept, slot.info.family != nil {
+          problems.append("\(name): a family member's slot kept for good")
         }
         if let family = slot.info.family, pod.familySlots[family.key]?.contains(key) != true {
           problems.append("\(name): missing from its family's members")

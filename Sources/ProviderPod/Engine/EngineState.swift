@@ -84,10 +84,11 @@ struct EngineState {
     return slot
   }
 
-  /// Drops the slot once nothing is cached, built or recorded in it.
+  /// Drops the slot once nothing is cached, built or recorded in it, unless the pod keeps it
+  /// (see `Slot`).
   mutating func pruneIfUnused(_ slot: Slot, released: inout [AnyObject]) {
     let pod = slot.pod
-    guard slot.isUnused, let index = pod.slots.index(forKey: slot.key),
+    guard !slot.isKept, slot.isUnused, let index = pod.slots.index(forKey: slot.key),
       pod.slots.values[index] === slot
     else { return }
     pod.slots.remove(at: index)

@@ -139,7 +139,12 @@ final class PodRecord {
 /// Everything a pod keeps for one provider: its cached instance, its build in progress, and
 /// what was built from it.
 ///
-/// A pod keeps a slot while any of the three exists and drops it after. Keeping "built from"
+/// A pod keeps a slot while any of the three exists, and drops it after unless the slot has
+/// held an instance of the pod's own (not a link) and its provider is no family member: that
+/// slot stays for the pod's life, so clearing and rebuilding a scope neither frees nor makes
+/// its slots (half the cost of a clear). What stays is bounded by the providers the pod has
+/// cached, as the instances themselves were; a family's members, made from arguments, are
+/// unbounded, and a family keeps a member only while the pod uses it. Keeping "built from"
 /// in both directions is what makes a discard cost what it discards: the instances built
 /// from a provider are found here, not by scanning every cached instance. The instances
 /// built from it may live in a child pod: links point at slots, wherever they are.
@@ -165,6 +170,9 @@ final class Slot {
   @exclusivity(unchecked) var recordedBy = 0
   /// The number of the last discard that reached this slot: a discard follows each slot once.
   @exclusivity(unchecked) var discardMark = 0
+  /// Set once the slot has held an instance of its own, for a provider outside a family: the
+  /// pod then keeps the slot for its life, empty or not.
+  @exclusivity(unchecked) var isKept = false
 
   init(_ info: ProviderInfo, in pod: PodRecord) {
     self.info = info
