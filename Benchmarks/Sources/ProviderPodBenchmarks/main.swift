@@ -91,7 +91,7 @@ struct Row {
   let run: (any Workloads) -> Double?
 }
 
-let rows: [Row] = [
+var rows: [Row] = [
   Row(title: "1. cached singleton") { $0.cachedSingleton(effort) },
   Row(title: "2. always-new small class") { $0.alwaysNew(effort) },
   Row(title: "3. chain of 10 always-new") { $0.newChain(effort) },
@@ -142,6 +142,7 @@ func machine() -> String {
     + (model.map { ", \($0)" } ?? "")
 }
 
+rows += scalingRows(effort)
 let all = libraries + baselines
 print("ProviderPod benchmarks: median ns per operation over \(effort.repetitions) repetitions")
 print(
@@ -209,5 +210,6 @@ if let ours = results[14][0], let byHand = results[14][5] {
     "ProviderPod child pod per request on 2 threads vs by hand: \(ratio(ours, byHand))"
       + " (budget: 2x).")
 }
+printScalingSummary(rows: rows, results: results)
 print("")
 print("(sink \(sink % 10); operations measured: \(operationsMeasured))")
