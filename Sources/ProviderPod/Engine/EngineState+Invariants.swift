@@ -80,9 +80,11 @@ extension EngineState {
         } else if let entry = slot.entry {
           checkDependencies(of: slot, entry.dependencies, doing: "built from")
           let scope = entry.scope
-          if scope.kind != .singleton, pod.scopeMembers[scope.key]?.contains(key) != true {
+          if scope.kind != .singleton, slot.memberIndex < 0 {
             problems.append("\(name): cached in \(scope.name) but not a member of it")
           }
+        } else if slot.memberIndex >= 0 {
+          problems.append("\(name): a member of a scope with nothing cached")
         }
         if let build = slot.build, build.isBuilding {
           running += 1
@@ -93,9 +95,11 @@ extension EngineState {
       }
       for (scope, members) in pod.scopeMembers {
         if members.isEmpty { problems.append("empty membership kept for a scope") }
-        for key in members
-        where pod.slots[key]?.entry?.scope.key != scope || pod.slots[key]?.linkTarget != nil {
-          problems.append("\(key.address): member of a scope it is not cached in")
+        for (index, slot) in members.enumerated()
+        where pod.slots[slot.key] !== slot || slot.entry?.scope.key != scope
+          || slot.linkTarget != nil || slot.memberIndex != index
+        {
+          problems.append("\(slot.info.name): member of a scope it is not cached in")
         }
       }
       for (family, members) in pod.familySlots {

@@ -138,12 +138,10 @@ struct EngineState {
       dropDependent(slot, on: target, released: &released)
       return nil
     }
-    let pod = slot.pod
-    if entry.scope.kind != .singleton, let index = pod.scopeMembers.index(forKey: entry.scope.key) {
-      pod.scopeMembers.values[index].remove(slot.key)
-      if pod.scopeMembers.values[index].isEmpty { pod.scopeMembers.remove(at: index) }
+    if slot.memberIndex >= 0 { slot.pod.removeMember(slot, of: entry.scope.key) }
+    if !entry.dependencies.isEmpty {
+      dropDependent(slot, from: entry.dependencies, released: &released)
     }
-    dropDependent(slot, from: entry.dependencies, released: &released)
     // Most instances have no dependents: no iterator for an empty list.
     if !slot.dependents.isEmpty {
       for dependent in slot.dependents where dependent.slot.linkTarget === slot {

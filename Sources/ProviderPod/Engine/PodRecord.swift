@@ -40,8 +40,11 @@ final class PodRecord {
   @exclusivity(unchecked) var slots: [ProviderKey: Slot] = [:]
   /// Overrides by provider key, and family overrides by family key.
   @exclusivity(unchecked) var overrides: [ProviderKey: OverrideRecord] = [:]
-  /// For each scope that can be cleared, the providers with an instance cached in it.
-  @exclusivity(unchecked) var scopeMembers: [ScopeKey: Set<ProviderKey>] = [:]
+  /// For each scope that can be cleared, the slots with an instance cached in it, each knowing
+  /// its place (`Slot.memberIndex`). A list rather than a set of keys: a clear takes the slots
+  /// as they are, in the order they were cached, without looking each up, and a single
+  /// discard swaps the last member into the place it leaves.
+  @exclusivity(unchecked) var scopeMembers: [ScopeKey: [Slot]] = [:]
   /// For each family, its members that have a slot.
   @exclusivity(unchecked) var familySlots: [ProviderKey: Set<ProviderKey>] = [:]
   /// How often each scope has been cleared: a build that began before a clear of its scope
@@ -123,6 +126,25 @@ final class PodRecord {
     return false
   }
 
+  /// Lists `slot`, which has just cached an instance in `scope`, among the scope's members.
+  func addMember(_ slot: Slot, of scope: ScopeKey) {
+    slot.memberIndex = scopeMembers[scope, default: []].count
+    scopeMembers[scope, default: []].append(slot)
+  }
+
+  /// Takes `slot` out of `scope`'s members, moving the last member into its place.
+  func removeMember(_ slot: Slot, of scope: ScopeKey) {
+    let position = slot.memberIndex
+    slot.memberIndex = -1
+    guard let index = scopeMembers.index(forKey: scope) else { return }
+    let last = scopeMembers.values[index].removeLast()
+    if last !== slot {
+      last.memberIndex = position
+      scopeMembers.values[index][position] = last
+    }
+    if scopeMembers.values[index].isEmpty { scopeMembers.remove(at: index) }
+  }
+
   /// Whether this pod itself shadows `provider`, whose instance is in `scope`: it overrides
   /// the provider (or its family) or owns the scope.
   func shadows(_ provider: ProviderInfo, in scope: ScopeKey) -> Bool {
@@ -173,6 +195,8 @@ final class Slot {
   /// Set once the slot has held an instance of its own, for a provider outside a family: the
   /// pod then keeps the slot for its life, empty or not.
   @exclusivity(unchecked) var isKept = false
+  /// The slot's place among its pod's members of its instance's scope; -1 when it is none.
+  @exclusivity(unchecked) var memberIndex = -1
 
   init(_ info: ProviderInfo, in pod: PodRecord) {
     self.info = info
