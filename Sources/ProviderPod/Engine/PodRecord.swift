@@ -137,12 +137,16 @@ final class PodRecord {
     let position = slot.memberIndex
     slot.memberIndex = -1
     guard let index = scopeMembers.index(forKey: scope) else { return }
-    let last = scopeMembers.values[index].removeLast()
-    if last !== slot {
-      last.memberIndex = position
-      scopeMembers.values[index][position] = last
+    // One access to the list for the whole change: each access checks it is held once.
+    func take(from members: inout [Slot]) -> Bool {
+      let last = members.removeLast()
+      if last !== slot {
+        last.memberIndex = position
+        members[position] = last
+      }
+      return members.isEmpty
     }
-    if scopeMembers.values[index].isEmpty { scopeMembers.remove(at: index) }
+    if take(from: &scopeMembers.values[index]) { scopeMembers.remove(at: index) }
   }
 
   /// Whether this pod itself shadows `provider`, whose instance is in `scope`: it overrides
