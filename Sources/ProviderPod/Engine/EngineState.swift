@@ -130,9 +130,26 @@ struct EngineState {
   /// Takes the slot's cached instance out, with its bookkeeping, and drops the links other
   /// pods keep to it; the slot itself is left for the caller to prune. Returns the instance
   /// if the slot owned it (a link owns nothing).
+  @inline(__always)
   mutating func removeEntry(of slot: Slot, released: inout [AnyObject]) -> CacheEntry? {
     guard let entry = slot.entry else { return nil }
     slot.entry = nil
+    // Most discarded instances are leaves of no scope list (a clear took the list whole),
+    // built from nothing and linked to nothing.
+    if slot.linkTarget == nil, slot.memberIndex < 0, entry.dependencies.isEmpty,
+      slot.dependents.isEmpty
+    {
+      released.append(entry)
+      return entry
+    }
+    return removeLinkedEntry(entry, of: slot, released: &released)
+  }
+
+  /// The rest of `removeEntry`, for an instance with links, memberships or "built from"
+  /// records to undo.
+  private mutating func removeLinkedEntry(
+    _ entry: CacheEntry, of slot: Slot, released: inout [AnyObject]
+  ) -> CacheEntry? {
     if let target = slot.linkTarget {
       slot.linkTarget = nil
       dropDependent(slot, on: target, released: &released)
