@@ -164,6 +164,9 @@ private final class TreeNode {
   var overrides: [Int: (variant: Int, install: Int)] = [:]
   var familyOverride: (variant: Int, install: Int)?
   var cache: [Int: TreeEntry] = [:]
+  /// The plain providers (not family members) this pod has cached an instance of: the pod
+  /// keeps their slots for its life, so that clearing and rebuilding a scope costs no slot.
+  var keptSlots: Set<Int> = []
 
   init(id: Int, parent: TreeNode?, owned: Set<TreeScope>, recorder: EventRecorder?) {
     self.id = id
@@ -640,6 +643,7 @@ private struct TreeWorld {
     }
     home.cache[index] = TreeEntry(
       instance: instance, scope: seen.scope, source: seen.source, dependencies: brought)
+    if index >= table.familyMembers { home.keptSlots.insert(index) }
     everCached[ObjectIdentifier(instance)] = (instance, 0)
     expected[home.id, default: .init()].built.append(name(index))
     return [.cached(pod: home.id, provider: index, instance: ObjectIdentifier(instance))]
@@ -850,8 +854,8 @@ private struct TreeWorld {
   // MARK: The engine's own view
 
   /// The engine's bookkeeping is sound, every pod knows its live children, and a root without
-  /// children keeps a slot for nothing but its own instances and the always-new providers
-  /// they were built with.
+  /// children keeps a slot for nothing but its own instances, the always-new providers they
+  /// were built with, and the plain providers it has ever cached.
   mutating func checkEngine() -> String? {
     // The model's own consistency: every instance it keeps is one the rules give.
     for node in nodes {
@@ -875,7 +879,7 @@ private struct TreeWorld {
   }
 
   private var expectedRootSlots: Int {
-    var providers = Set(root.cache.keys)
+    var providers = Set(root.cache.keys).union(root.keptSlots)
     for entry in root.cache.values {
       for case .alwaysNew(let provider, _) in entry.dependencies { providers.insert(provider) }
     }

@@ -97,7 +97,7 @@ struct Row {
   let run: (any Workloads) -> Double?
 }
 
-let rows: [Row] = [
+var rows: [Row] = [
   Row(title: "1. cached singleton") { $0.cachedSingleton(effort) },
   Row(title: "2. always-new small class") { $0.alwaysNew(effort) },
   Row(title: "3. chain of 10 always-new") { $0.newChain(effort) },
@@ -163,6 +163,7 @@ func machine() -> String {
     + (model.map { ", \($0)" } ?? "")
 }
 
+rows += scalingRows(effort)
 let all = libraries + baselines
 print("ProviderPod benchmarks: median ns per operation over \(effort.repetitions) repetitions")
 print(
@@ -235,5 +236,6 @@ if let ten = results[15][0], let hundred = results[16][0], let thousand = result
     "ProviderPod always-new chain of 100 vs 10: \(ratio(hundred, ten)), of 1,000 vs 100:"
       + " \(ratio(thousand, hundred)) (linear is 10x).")
 }
+printScalingSummary(rows: rows, results: results)
 print("")
 print("(sink \(sink % 10); operations measured: \(operationsMeasured))")

@@ -3,16 +3,17 @@
 extension EngineState {
   /// Discards every instance cached in the given scopes by `pod` and by the pods below it
   /// that do not own the scope; builds running in them go stale.
-  mutating func clear(scopes: [ScopeInfo.Visit], in pod: PodRecord, into after: inout Aftermath) {
+  mutating func clear(scopes: [ScopeKey], in pod: PodRecord, into after: inout Aftermath) {
     var members: [Slot] = []
     for scope in scopes {
       var pending = [pod]
       while let next = pending.popLast() {
-        if next !== pod, next.ownedScopes.contains(scope.key) { continue }
-        next.scopeEpochs[scope.key, default: 0] += 1
+        if next !== pod, next.ownedScopes.contains(scope) { continue }
+        next.scopeEpochs[scope, default: 0] += 1
         // Every member goes, so the membership goes whole rather than member by member.
-        for key in next.scopeMembers.removeValue(forKey: scope.key) ?? [] {
-          if let slot = next.slots[key] { members.append(slot) }
+        if let cleared = next.scopeMembers.removeValue(forKey: scope) {
+          for slot in cleared { slot.memberIndex = -1 }
+          if members.isEmpty { members = cleared } else { members.append(contentsOf: cleared) }
         }
         pending.append(contentsOf: next.children.values.map(\.record))
       }

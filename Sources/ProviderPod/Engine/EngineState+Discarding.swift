@@ -9,12 +9,23 @@ extension EngineState {
     // Slots are marked as this discard reaches them, rather than kept in a set: hashing each
     // one cost more than the rest of the walk.
     discards += 1
-    let mark = discards
-    var pending: [Slot] = []
-    pending.reserveCapacity(slots.count)
-    for slot in slots where slot.discardMark != mark {
+    var mark = discards
+    // The causes are nearly always distinct (a scope's members, an override's slots): they
+    // are walked as given, and copied only to leave a repeat out.
+    var pending = slots
+    for slot in slots {
+      guard slot.discardMark != mark else {
+        discards += 1
+        mark = discards
+        pending = []
+        pending.reserveCapacity(slots.count)
+        for slot in slots where slot.discardMark != mark {
+          slot.discardMark = mark
+          pending.append(slot)
+        }
+        break
+      }
       slot.discardMark = mark
-      pending.append(slot)
     }
     let causes = pending.count
     var removed: [(slot: Slot, entry: CacheEntry)] = []
@@ -29,7 +40,9 @@ extension EngineState {
       guard slot.pod.isAlive else { continue }
       if let build = slot.build { invalidate(build, released: &after.released) }
       if let entry = removeEntry(of: slot, released: &after.released) {
-        removed.append((slot, entry))
+        // Kept only to order the hooks: an instance with one, or one built from others (through
+        // which one instance with a hook may be built from another). Most are neither.
+        if entry.hasDisposal || !entry.dependencies.isEmpty { removed.append((slot, entry)) }
         // Only an observed pod's events are reported: a clear of thousands makes none else.
         if slot.pod.hasObserver {
           after.events.append(
@@ -47,7 +60,7 @@ extension EngineState {
         pending.append(dependent.slot)
       }
     }
-    for slot in pending { pruneIfUnused(slot, released: &after.released) }
+    for slot in pending where !slot.isKept { pruneIfUnused(slot, released: &after.released) }
     if removed.contains(where: \.entry.hasDisposal) {
       after.disposals.append(contentsOf: Self.dependentsFirst(removed).filter(\.hasDisposal))
     }

@@ -69,9 +69,10 @@ extension EngineState {
           entry.dependencies = dependencies
           _ = removeEntry(of: homeSlot, released: &released)
           homeSlot.entry = entry
+          if slot.info.family == nil { homeSlot.isKept = true }
           // Singletons are never cleared, so they need no membership.
           if entry.scope.kind != .singleton {
-            home.scopeMembers[entry.scope.key, default: []].insert(homeSlot.key)
+            home.addMember(homeSlot, of: entry.scope.key)
           }
           if reporting { captiveDependencies(of: entry, in: home, events: &events) }
           recordDependency(on: homeSlot, from: caller)

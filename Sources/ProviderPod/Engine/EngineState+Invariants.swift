@@ -60,8 +60,11 @@ extension EngineState {
         if slot.pod !== pod { problems.append("\(name): slot filed in another pod") }
         // Between two steps of a build or a weak instance's rebuild, a slot may be empty
         // until the next step fills or prunes it.
-        if slot.isUnused, atRest {
+        if slot.isUnused, atRest, !slot.isKept {
           problems.append("\(name): slot kept with nothing in it")
+        }
+        if slot.isKept, slot.info.family != nil {
+          problems.append("\(name): a family member's slot kept for good")
         }
         if let family = slot.info.family, pod.familySlots[family.key]?.contains(key) != true {
           problems.append("\(name): missing from its family's members")
@@ -77,9 +80,11 @@ extension EngineState {
         } else if let entry = slot.entry {
           checkDependencies(of: slot, entry.dependencies, doing: "built from")
           let scope = entry.scope
-          if scope.kind != .singleton, pod.scopeMembers[scope.key]?.contains(key) != true {
+          if scope.kind != .singleton, slot.memberIndex < 0 {
             problems.append("\(name): cached in \(scope.name) but not a member of it")
           }
+        } else if slot.memberIndex >= 0 {
+          problems.append("\(name): a member of a scope with nothing cached")
         }
         if let build = slot.build, build.isBuilding {
           running += 1
@@ -90,9 +95,11 @@ extension EngineState {
       }
       for (scope, members) in pod.scopeMembers {
         if members.isEmpty { problems.append("empty membership kept for a scope") }
-        for key in members
-        where pod.slots[key]?.entry?.scope.key != scope || pod.slots[key]?.linkTarget != nil {
-          problems.append("\(key.address): member of a scope it is not cached in")
+        for (index, slot) in members.enumerated()
+        where pod.slots[slot.key] !== slot || slot.entry?.scope.key != scope
+          || slot.linkTarget != nil || slot.memberIndex != index
+        {
+          problems.append("\(slot.info.name): member of a scope it is not cached in")
         }
       }
       for (family, members) in pod.familySlots {

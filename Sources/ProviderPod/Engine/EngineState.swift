@@ -84,10 +84,11 @@ struct EngineState {
     return slot
   }
 
-  /// Drops the slot once nothing is cached, built or recorded in it.
+  /// Drops the slot once nothing is cached, built or recorded in it, unless the pod keeps it
+  /// (see `Slot`).
   mutating func pruneIfUnused(_ slot: Slot, released: inout [AnyObject]) {
     let pod = slot.pod
-    guard slot.isUnused, let index = pod.slots.index(forKey: slot.key),
+    guard !slot.isKept, slot.isUnused, let index = pod.slots.index(forKey: slot.key),
       pod.slots.values[index] === slot
     else { return }
     pod.slots.remove(at: index)
@@ -129,20 +130,35 @@ struct EngineState {
   /// Takes the slot's cached instance out, with its bookkeeping, and drops the links other
   /// pods keep to it; the slot itself is left for the caller to prune. Returns the instance
   /// if the slot owned it (a link owns nothing).
+  @inline(__always)
   mutating func removeEntry(of slot: Slot, released: inout [AnyObject]) -> CacheEntry? {
     guard let entry = slot.entry else { return nil }
     slot.entry = nil
+    // Most discarded instances are leaves of no scope list (a clear took the list whole),
+    // built from nothing and linked to nothing.
+    if slot.linkTarget == nil, slot.memberIndex < 0, entry.dependencies.isEmpty,
+      slot.dependents.isEmpty
+    {
+      released.append(entry)
+      return entry
+    }
+    return removeLinkedEntry(entry, of: slot, released: &released)
+  }
+
+  /// The rest of `removeEntry`, for an instance with links, memberships or "built from"
+  /// records to undo.
+  private mutating func removeLinkedEntry(
+    _ entry: CacheEntry, of slot: Slot, released: inout [AnyObject]
+  ) -> CacheEntry? {
     if let target = slot.linkTarget {
       slot.linkTarget = nil
       dropDependent(slot, on: target, released: &released)
       return nil
     }
-    let pod = slot.pod
-    if entry.scope.kind != .singleton, let index = pod.scopeMembers.index(forKey: entry.scope.key) {
-      pod.scopeMembers.values[index].remove(slot.key)
-      if pod.scopeMembers.values[index].isEmpty { pod.scopeMembers.remove(at: index) }
+    if slot.memberIndex >= 0 { slot.pod.removeMember(slot, of: entry.scope.key) }
+    if !entry.dependencies.isEmpty {
+      dropDependent(slot, from: entry.dependencies, released: &released)
     }
-    dropDependent(slot, from: entry.dependencies, released: &released)
     // Most instances have no dependents: no iterator for an empty list.
     if !slot.dependents.isEmpty {
       for dependent in slot.dependents where dependent.slot.linkTarget === slot {

@@ -40,8 +40,11 @@ final class PodRecord {
   @exclusivity(unchecked) var slots: [ProviderKey: Slot] = [:]
   /// Overrides by provider key, and family overrides by family key.
   @exclusivity(unchecked) var overrides: [ProviderKey: OverrideRecord] = [:]
-  /// For each scope that can be cleared, the providers with an instance cached in it.
-  @exclusivity(unchecked) var scopeMembers: [ScopeKey: Set<ProviderKey>] = [:]
+  /// For each scope that can be cleared, the slots with an instance cached in it, each knowing
+  /// its place (`Slot.memberIndex`). A list rather than a set of keys: a clear takes the slots
+  /// as they are, in the order they were cached, without looking each up, and a single
+  /// discard swaps the last member into the place it leaves.
+  @exclusivity(unchecked) var scopeMembers: [ScopeKey: [Slot]] = [:]
   /// For each family, its members that have a slot.
   @exclusivity(unchecked) var familySlots: [ProviderKey: Set<ProviderKey>] = [:]
   /// How often each scope has been cleared: a build that began before a clear of its scope
@@ -123,6 +126,29 @@ final class PodRecord {
     return false
   }
 
+  /// Lists `slot`, which has just cached an instance in `scope`, among the scope's members.
+  func addMember(_ slot: Slot, of scope: ScopeKey) {
+    slot.memberIndex = scopeMembers[scope, default: []].count
+    scopeMembers[scope, default: []].append(slot)
+  }
+
+  /// Takes `slot` out of `scope`'s members, moving the last member into its place.
+  func removeMember(_ slot: Slot, of scope: ScopeKey) {
+    let position = slot.memberIndex
+    slot.memberIndex = -1
+    guard let index = scopeMembers.index(forKey: scope) else { return }
+    // One access to the list for the whole change: each access checks it is held once.
+    func take(from members: inout [Slot]) -> Bool {
+      let last = members.removeLast()
+      if last !== slot {
+        last.memberIndex = position
+        members[position] = last
+      }
+      return members.isEmpty
+    }
+    if take(from: &scopeMembers.values[index]) { scopeMembers.remove(at: index) }
+  }
+
   /// Whether this pod itself shadows `provider`, whose instance is in `scope`: it overrides
   /// the provider (or its family) or owns the scope.
   func shadows(_ provider: ProviderInfo, in scope: ScopeKey) -> Bool {
@@ -139,7 +165,12 @@ final class PodRecord {
 /// Everything a pod keeps for one provider: its cached instance, its build in progress, and
 /// what was built from it.
 ///
-/// A pod keeps a slot while any of the three exists and drops it after. Keeping "built from"
+/// A pod keeps a slot while any of the three exists, and drops it after unless the slot has
+/// held an instance of the pod's own (not a link) and its provider is no family member: that
+/// slot stays for the pod's life, so clearing and rebuilding a scope neither frees nor makes
+/// its slots (half the cost of a clear). What stays is bounded by the providers the pod has
+/// cached, as the instances themselves were; a family's members, made from arguments, are
+/// unbounded, and a family keeps a member only while the pod uses it. Keeping "built from"
 /// in both directions is what makes a discard cost what it discards: the instances built
 /// from a provider are found here, not by scanning every cached instance. The instances
 /// built from it may live in a child pod: links point at slots, wherever they are.
@@ -165,6 +196,11 @@ final class Slot {
   @exclusivity(unchecked) var recordedBy = 0
   /// The number of the last discard that reached this slot: a discard follows each slot once.
   @exclusivity(unchecked) var discardMark = 0
+  /// Set once the slot has held an instance of its own, for a provider outside a family: the
+  /// pod then keeps the slot for its life, empty or not.
+  @exclusivity(unchecked) var isKept = false
+  /// The slot's place among its pod's members of its instance's scope; -1 when it is none.
+  @exclusivity(unchecked) var memberIndex = -1
 
   init(_ info: ProviderInfo, in pod: PodRecord) {
     self.info = info

@@ -7,4 +7,9 @@
 void callgrind_toggles_start(void);
 void callgrind_toggles_stop(void);
 
+// Heap bytes the allocator has handed out and not had back (glibc's mallinfo2), for bytes per
+// cached instance; -1 where glibc's statistics are missing. Swift's Glibc module leaves
+// malloc.h out, hence C.
+long long heap_bytes_in_use(void);
+
 #endif
