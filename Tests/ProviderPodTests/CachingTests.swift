@@ -49,6 +49,23 @@ struct CachingTests {
     }
   }
 
+  @Test("a long-lived pod does not keep the slots of providers made at run time and gone")
+  func slotsOfGoneProvidersGo() {
+    let kept = instanceProvider("kept", scope: StepScope())
+    let pod = Pod()
+    for index in 0..<5_000 {
+      // A provider made per screen, say: resolved, cleared, then gone.
+      let screen = Provider(scope: StepScope(), name: "screen\(index)") { _ in index }
+      #expect(pod.resolve(screen) == index)
+      _ = pod.resolve(kept)
+      pod.clearCachedInstances(forScope: StepScope())
+    }
+    // Swept whenever the table doubles past 1,024: what is left is at most one round's worth.
+    #expect(pod.slotCount <= 2_048)
+    _ = pod.resolve(kept)
+    #expect(pod.invariantViolations == [])
+  }
+
   @Test("AlwaysCreateNewScope runs the builder on every resolve")
   func alwaysCreateNew() {
     let counter = Counter()

@@ -84,6 +84,9 @@ extension EngineState {
           pod: pod, parent: caller),
         override: override)
     }
+    if existing == nil, pod.slots.count >= pod.nextSlotSweep {
+      sweepSlotsOfGoneProviders(in: pod, released: &released)
+    }
     // In a child pod, an instance the child does not shadow is its parent's.
     var home = pod
     if pod.parent != nil {

@@ -84,6 +84,23 @@ struct EngineState {
     return slot
   }
 
+  /// Drops the kept, empty slots of providers that no longer exist: a provider made at run
+  /// time (in a loop, per screen) that a long-lived pod cached and then discarded would
+  /// otherwise leave its slot behind for the pod's life, since no resolve can reach it again.
+  /// Runs when the table has grown to twice its size after the last sweep, so it costs
+  /// amortised constant time per slot added; a pod whose providers are globals stops growing
+  /// and never sweeps. The slots go to `released`, to be freed after the lock.
+  mutating func sweepSlotsOfGoneProviders(in pod: PodRecord, released: inout [AnyObject]) {
+    var gone: [ProviderKey] = []
+    for (key, slot) in pod.slots where slot.isKept && slot.isUnused && slot.info.owner == nil {
+      gone.append(key)
+    }
+    for key in gone {
+      if let slot = pod.slots.removeValue(forKey: key) { released.append(slot) }
+    }
+    pod.nextSlotSweep = max(1_024, 2 * pod.slots.count)
+  }
+
   /// Drops the slot once nothing is cached, built or recorded in it, unless the pod keeps it
   /// (see `Slot`).
   mutating func pruneIfUnused(_ slot: Slot, released: inout [AnyObject]) {

@@ -55,6 +55,9 @@ final class PodRecord {
   @exclusivity(unchecked) var children: [SlotID: Unowned] = [:]
   /// False once the pod is gone: builds still running then cache nothing in it.
   @exclusivity(unchecked) var isAlive = true
+  /// How many slots the table may hold before the next sweep for slots of providers that are
+  /// gone (see `EngineState.sweepSlotsOfGoneProviders`).
+  @exclusivity(unchecked) var nextSlotSweep = 1_024
   /// For an observed pod only: the provider cached last for each declaration and name, to
   /// notice a provider made again by the same expression (see `RecreatedProviders.swift`).
   @exclusivity(unchecked) var lookalikes = LookalikeIndex()
