@@ -1,4 +1,5 @@
 import Hummingbird
+import ProviderPod
 
 /// The same server written without ProviderPod: its singletons made once at start-up and a
 /// handler made by hand for each request. It exists to measure what a pod per request costs
@@ -19,4 +20,33 @@ public func buildApplicationByHand(
     router: router,
     configuration: configuration
       ?? .init(address: .hostname(settings.host, port: settings.port)))
+}
+
+/// What the example's middleware and route do for one request, without Hummingbird: the
+/// request's pod given the request, the handler resolved there, the pod released. For measuring
+/// ProviderPod's own share of a request (`RequestCost --direct`).
+public func respondThroughRequestPod(app: Pod, user: String) -> String {
+  let requestPod = Pod(
+    parent: app, scopes: [RequestScope()],
+    overrides: [
+      incomingRequestProvider.override(withValue: IncomingRequest(path: "/hello", user: user))
+    ])
+  return requestPod.resolve(greetingHandlerProvider).respond()
+}
+
+/// The same request by hand: the handler made from singletons the caller keeps.
+public struct ByHandResponder: Sendable {
+  let settings = Configuration()
+  let service: LiveGreetingService
+
+  /// The singletons, made once.
+  public init() {
+    service = LiveGreetingService(greeting: settings.greeting, database: Database())
+  }
+
+  /// One request's handler, made and asked for its response.
+  public func respond(user: String) -> String {
+    let incoming = IncomingRequest(path: "/hello", user: user)
+    return GreetingHandler(request: incoming, service: service, configuration: settings).respond()
+  }
 }

@@ -3,20 +3,32 @@ import Hummingbird
 import HummingbirdTesting
 import ProviderPod
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 // What a pod per request costs a server: the example's app (a middleware that makes each
 // request's pod and gives it the request, a handler built there from two app singletons)
 // against the same routes written by hand, both driven through Hummingbird's in-process
 // router client, so no network time hides the difference. Alternating rounds, medians.
 //   swift run -c release --package-path Examples/HummingbirdServer RequestCost
-// Options: --requests N per round (20,000), --rounds N (9), --only pods|hand (both).
+// Options: --requests N per round (20,000), --rounds N (9), --only pods|hand (both), and
+// --direct: ProviderPod's own share, the middleware's and the route's work without Hummingbird.
 // Wall time on a shared machine moves; for an exact figure, count instructions with
 // callgrind for two request counts and divide the difference (Benchmarks/README.md).
 
 var requestsPerRound = 20_000
 var rounds = 9
 var only: String?
+var direct = false
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
+  if flag == "--direct" {
+    direct = true
+    continue
+  }
   guard let value = arguments.popFirst() else { fatalError("RequestCost: \(flag) needs a value") }
   switch flag {
   case "--requests": requestsPerRound = Int(value) ?? requestsPerRound
@@ -42,6 +54,46 @@ func nanosecondsPerRequest(_ app: some ApplicationProtocol, requests: Int) async
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+/// Nanoseconds per call of `respond`, over `requests` calls.
+func nanosecondsPerCall(requests: Int, _ respond: (Int) -> String) -> Double {
+  let clock = ContinuousClock()
+  var length = 0
+  let start = clock.now
+  for index in 0..<requests { length &+= respond(index).utf8.count }
+  let (seconds, attoseconds) = (clock.now - start).components
+  precondition(length > 0)
+  return (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / Double(requests)
+}
+
+if direct {
+  let app = Pod()
+  let byHandResponder = ByHandResponder()
+  var pods: [Double] = []
+  var hand: [Double] = []
+  for _ in 0..<rounds {
+    if only != "hand" {
+      pods.append(
+        nanosecondsPerCall(requests: requestsPerRound) { index in
+          respondThroughRequestPod(app: app, user: "u\(index)")
+        })
+    }
+    if only != "pods" {
+      hand.append(
+        nanosecondsPerCall(requests: requestsPerRound) { index in
+          byHandResponder.respond(user: "u\(index)")
+        })
+    }
+  }
+  print("requests per round: \(requestsPerRound), rounds: \(rounds), medians, without Hummingbird:")
+  if !pods.isEmpty {
+    print("  a request's pod, given the request, its handler: \(Int(median(pods))) ns")
+  }
+  if !hand.isEmpty {
+    print("  the handler by hand:                             \(Int(median(hand))) ns")
+  }
+  exit(0)
+}
 
 var withPods: [Double] = []
 var byHand: [Double] = []
