@@ -57,14 +57,7 @@ private let loopOfThreeReports: [String] = {
 
 /// `depth` distinct always-new providers, each resolving the one below; returns the top one.
 private func distinctChain(depth: Int) -> Provider<Int> {
-  var top = Provider(scope: AlwaysCreateNewScope(), name: "level0") { _ in 1 }
-  for level in 1..<depth {
-    let below = top
-    top = Provider(scope: AlwaysCreateNewScope(), name: "level\(level)") { pod in
-      pod.resolve(below) + 1
-    }
-  }
-  return top
+  chain(depth: depth - 1, above: Provider(scope: AlwaysCreateNewScope(), name: "level0") { _ in 1 })
 }
 
 /// An always-new provider that child pods decorate: their override builds on the parent's.
