@@ -170,9 +170,10 @@ final class PodRecord {
 ///
 /// A pod keeps a slot while any of the three exists, and drops it after unless the slot has
 /// held an instance of the pod's own (not a link) and its provider is no family member: that
-/// slot stays for the pod's life, so clearing and rebuilding a scope neither frees nor makes
-/// its slots (half the cost of a clear). What stays is bounded by the providers the pod has
-/// cached, as the instances themselves were; a family's members, made from arguments, are
+/// slot stays while its provider exists, so clearing and rebuilding a scope neither frees nor
+/// makes its slots (half the cost of a clear). What stays is bounded by the live providers the
+/// pod has cached; the slots of providers that are gone are swept when the table has doubled
+/// (`EngineState.sweepSlotsOfGoneProviders`). A family's members, made from arguments, are
 /// unbounded, and a family keeps a member only while the pod uses it. Keeping "built from"
 /// in both directions is what makes a discard cost what it discards: the instances built
 /// from a provider are found here, not by scanning every cached instance. The instances
@@ -200,7 +201,7 @@ final class Slot {
   /// The number of the last discard that reached this slot: a discard follows each slot once.
   @exclusivity(unchecked) var discardMark = 0
   /// Set once the slot has held an instance of its own, for a provider outside a family: the
-  /// pod then keeps the slot for its life, empty or not.
+  /// pod then keeps the slot, empty or not, until its provider is gone.
   @exclusivity(unchecked) var isKept = false
   /// The slot's place among its pod's members of its instance's scope; -1 when it is none.
   @exclusivity(unchecked) var memberIndex = -1
