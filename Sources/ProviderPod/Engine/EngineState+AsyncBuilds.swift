@@ -61,7 +61,7 @@ extension EngineState {
       &frame, entry: entry, caller: nil, reporting: reporting, events: &events,
       released: &released)
     checkInvariantsInDebugBuilds()
-    if let entry, let cached = home.slots[slot.key], cached.entry === entry {
+    if let entry, let cached = home.slots[slot.key], entry.isSame(as: cached.entry) {
       build.cachedEntry = entry
       build.cachedSlot = cached
     }
@@ -118,7 +118,7 @@ extension EngineState {
     guard let caller, caller.isBuilding, let owner = caller.owner, gotValue else { return }
     // Record the dependency only if the instance is still the cached one; otherwise the
     // caller holds something the pod no longer keeps, and must not be cached itself.
-    if let entry = build.cachedEntry, let slot = build.cachedSlot, slot.entry === entry,
+    if let entry = build.cachedEntry, let slot = build.cachedSlot, entry.isSame(as: slot.entry),
       slot.pod.slots[slot.key] === slot
     {
       recordDependency(on: slot, from: caller)

@@ -103,7 +103,9 @@ extension EngineState {
   }
 
   /// Reports dependencies that will be cleared more often than the instance built from them.
-  func captiveDependencies(of entry: CacheEntry, in pod: PodRecord, events: inout [ReportedEvent]) {
+  func captiveDependencies(
+    of entry: CacheEntry, cachedIn holder: Slot, events: inout [ReportedEvent]
+  ) {
     guard entry.scope.kind == .singleton || entry.scope.kind == .custom else { return }
     var seen: Set<SlotID> = []
     for slot in entry.dependencies where seen.insert(slot.id).inserted {
@@ -112,10 +114,10 @@ extension EngineState {
       else { continue }
       events.append(
         ReportedEvent(
-          pod: pod,
+          pod: holder.pod,
           event: .captiveDependency(
-            holder: entry.provider.name, holderScope: entry.scope.name,
-            dependency: dependency.provider.name, dependencyScope: dependency.scope.name)))
+            holder: holder.info.name, holderScope: entry.scope.name,
+            dependency: slot.info.name, dependencyScope: dependency.scope.name)))
     }
   }
 }

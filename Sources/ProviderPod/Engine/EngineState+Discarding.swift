@@ -49,7 +49,7 @@ extension EngineState {
             ReportedEvent(
               pod: slot.pod,
               event: .discarded(
-                provider: entry.provider.name, scope: entry.scope.name,
+                provider: slot.info.name, scope: entry.scope.name,
                 reason: index <= causes ? reason : .dependencyDiscarded)))
         }
       }
@@ -92,17 +92,20 @@ extension EngineState {
       // on a slot already visited finds nothing, and one not yet visited is emptied anyway.
       slot.dependents.removeAll()
       if let build = slot.build { invalidate(build, released: &result.objects) }
-      guard let entry = slot.entry else { continue }
+      guard slot.entry != nil else { continue }
       if let target = slot.linkTarget {
+        // The ancestor's slot still holds the instance: dropping the copy frees nothing.
         slot.entry = nil
         slot.linkTarget = nil
         dropDependent(slot, on: target, released: &result.objects)
         continue
       }
-      for dependency in entry.dependencies where dependency.pod !== pod {
-        dropDependent(slot, on: dependency, released: &result.objects)
+      if let dependencies = slot.entry?.dependencies, !dependencies.isEmpty {
+        for dependency in dependencies where dependency.pod !== pod {
+          dropDependent(slot, on: dependency, released: &result.objects)
+        }
       }
-      if entry.hasDisposal { hasDisposals = true }
+      if slot.entry?.hasDisposal == true { hasDisposals = true }
     }
     if hasDisposals {
       let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }

@@ -56,7 +56,7 @@ extension EngineState {
       if stale || !home.isAlive || (homeSlot !== slot && homeSlot.entry != nil) {
         // Hand the value to this caller only, and make sure nothing caches it inside.
         dropDependent(slot, from: dependencies, released: &released)
-        if let entry { released.append(entry) }
+        if let entry { released.append(entry.holder) }
         caller?.owner?.invalidate()
       } else {
         if homeSlot !== slot {
@@ -65,7 +65,7 @@ extension EngineState {
           for dependency in dependencies { addDependent(homeSlot, on: dependency) }
           dropDependent(slot, from: dependencies, released: &released)
         }
-        if let entry {
+        if var entry {
           entry.dependencies = dependencies
           _ = removeEntry(of: homeSlot, released: &released)
           homeSlot.entry = entry
@@ -74,7 +74,7 @@ extension EngineState {
           if entry.scope.kind != .singleton {
             home.addMember(homeSlot, of: entry.scope.key)
           }
-          if reporting { captiveDependencies(of: entry, in: home, events: &events) }
+          if reporting { captiveDependencies(of: entry, cachedIn: homeSlot, events: &events) }
           recordDependency(on: homeSlot, from: caller)
           // A caller in a pod below may have come to shadow what the instance was built
           // from while it was built (an override added meanwhile): it gets the value, but

@@ -70,7 +70,7 @@ extension EngineState {
           problems.append("\(name): missing from its family's members")
         }
         if let target = slot.linkTarget {
-          if slot.entry == nil || target.entry !== slot.entry {
+          if slot.entry == nil || slot.entry?.isSame(as: target.entry) != true {
             problems.append("\(name): link to an instance its owner no longer has")
           }
           if target.pod === pod || !target.pod.isAncestor(ofOrSameAs: pod) {

@@ -2,7 +2,7 @@ import Dispatch
 
 /// What a resolve does next, decided under the pod's lock and carried out outside it.
 enum ResolveStep: Sendable {
-  case cached(CacheEntry)
+  case cached(HeldValue)
   case cachedObject(UncheckedSendable<AnyObject>)
   /// Another thread is building this instance: wait for it, then look again.
   case wait(DispatchGroup, waitID: Int?)
@@ -154,17 +154,18 @@ extension EngineState {
     _ slot: Slot, from caller: Frame?, reporting: Bool, events: inout [ReportedEvent],
     released: inout [AnyObject]
   ) -> ResolveStep? {
-    guard let entry = slot.entry else { return nil }
     // What is built from a shared instance depends on the pod that owns it.
     let owner = slot.linkTarget ?? slot
-    if entry.isStrong {
+    // Read where it is: copying the entry out would retain everything it holds.
+    if let held = slot.heldStrongValue {
       recordDependency(on: owner, from: caller)
-      if reporting { events.append(reused(entry, in: owner.pod)) }
-      return .cached(entry)
+      if reporting { events.append(reused(slot, of: owner)) }
+      return .cached(held)
     }
-    if let object = entry.weakObject {
+    guard slot.entry != nil else { return nil }
+    if let object = slot.entry?.weakObject {
       recordDependency(on: owner, from: caller)
-      if reporting { events.append(reused(entry, in: owner.pod)) }
+      if reporting { events.append(reused(slot, of: owner)) }
       return .cachedObject(UncheckedSendable(value: object))
     }
     if owner !== slot { _ = removeEntry(of: owner, released: &released) }
@@ -172,8 +173,9 @@ extension EngineState {
     return nil
   }
 
-  private func reused(_ entry: CacheEntry, in pod: PodRecord) -> ReportedEvent {
-    ReportedEvent(pod: pod, event: .reused(provider: entry.provider.name, scope: entry.scope.name))
+  private func reused(_ slot: Slot, of owner: Slot) -> ReportedEvent {
+    let scope = slot.entry?.scope.name ?? ""
+    return ReportedEvent(pod: owner.pod, event: .reused(provider: owner.info.name, scope: scope))
   }
 
   mutating func registerWait(_ caller: Frame?, on target: Frame) -> Int? {

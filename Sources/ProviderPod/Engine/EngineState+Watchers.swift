@@ -31,7 +31,7 @@ extension EngineState {
         switch watch.seen {
         case .uncached: continue
         case .cached(let seen):
-          if let entry = seen.entry, watch.pod.slots[watch.key]?.entry === entry { continue }
+          if watch.pod.slots[watch.key]?.entry?.serial == seen { continue }
         case .unknown: break
         }
       }
@@ -138,12 +138,12 @@ extension EngineState {
       watch.seen = .unknown
       return .new
     }
-    watch.seen = entry.map { .cached(InstanceWatch.Weak(entry: $0)) } ?? .uncached
+    watch.seen = entry.map { .cached(serial: $0.serial) } ?? .uncached
     let isNew: Bool
     switch seen {
     case .unknown: isNew = true
     case .uncached: isNew = entry != nil
-    case .cached(let last): isNew = entry == nil || entry !== last.entry
+    case .cached(let last): isNew = entry?.serial != last
     }
     return isNew ? .new : .unchanged
   }

@@ -156,7 +156,7 @@ struct EngineState {
     if slot.linkTarget == nil, slot.memberIndex < 0, entry.dependencies.isEmpty,
       slot.dependents.isEmpty
     {
-      released.append(entry)
+      released.append(entry.holder)
       return entry
     }
     return removeLinkedEntry(entry, of: slot, released: &released)
@@ -183,7 +183,7 @@ struct EngineState {
         pruneIfUnused(dependent.slot, released: &released)
       }
     }
-    released.append(entry)
+    released.append(entry.holder)
     return entry
   }
 

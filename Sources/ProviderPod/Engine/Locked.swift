@@ -79,12 +79,9 @@ struct UncheckedSendable<Wrapped>: @unchecked Sendable {
 
 /// Immutable once the pod is made; its tables are in the tree's state, behind the lock.
 extension PodEngine: @unchecked Sendable {}
-/// Immutable (a value, a hook, a weak reference), apart from `dependencies`, written under
-/// the lock. The value is read without the lock only through the entry's own guarded read.
-extension CacheEntry: @unchecked Sendable {}
-extension ObjectEntry: @unchecked Sendable {}
-extension StrongEntry: @unchecked Sendable {}
-extension WeakEntry: @unchecked Sendable {}
+/// A reference to a cached value or its box, taken under the lock and handed to the caller
+/// that resolved it; the boxes are immutable (a value, a hook, a weak reference).
+extension HeldValue: @unchecked Sendable {}
 /// Immutable: a replacement builder and what the pod needs to key it. Non-final, so the
 /// compiler cannot check it; the typed subclasses add one immutable, `@Sendable` closure.
 extension OverrideRecord: @unchecked Sendable {}

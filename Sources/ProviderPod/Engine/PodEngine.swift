@@ -76,10 +76,7 @@ final class PodEngine {
     let key = info.key
     let pod = self.pod
     let (found, runningBuilds) = state.withLock { state -> (HeldValue?, Int) in
-      guard let entry = pod.slots[key]?.entry, entry.isStrong else {
-        return (nil, state.runningBuilds)
-      }
-      return (entry.heldValue, state.runningBuilds)
+      (pod.slots[key]?.heldStrongValue, state.runningBuilds)
     }
     guard let found else { return nil }
     // Inside a build, the resolve must be recorded as one of its dependencies.
@@ -103,8 +100,8 @@ final class PodEngine {
       }
     }
     switch prepare(provider.info, from: caller, callerUnknown: callerUnknown) {
-    case .cached(let entry):
-      return entry.value(as: Value.self)
+    case .cached(let held):
+      return held.value(as: Value.self)
     case .cachedObject(let object):
       // The entry was made from a `Value`, so the cast back cannot fail.
       return object.value as! Value
@@ -116,7 +113,7 @@ final class PodEngine {
   /// What `prepare` found. Not generic over the value: an unspecialised generic enum would
   /// have its metadata looked up on every resolve.
   private enum Prepared {
-    case cached(CacheEntry)
+    case cached(HeldValue)
     case cachedObject(UncheckedSendable<AnyObject>)
     case build(Frame, override: OverrideRecord?, caller: Frame?)
   }
@@ -139,9 +136,9 @@ final class PodEngine {
       }
       withExtendedLifetime(released) {}
       switch consume step {
-      case .cached(let entry):
+      case .cached(let held):
         if reporting { report(events) }
-        return .cached(entry)
+        return .cached(held)
       case .cachedObject(let object):
         if reporting { report(events) }
         return .cachedObject(object)
@@ -225,8 +222,7 @@ final class PodEngine {
     // Written under the lock when the build began, by this thread.
     let ownsValue = override?.ownsValue ?? true
     return CacheEntry.make(
-      caching: value, provider: frame.info!, scope: frame.scope!,
-      hook: ownsValue ? onDiscard : nil)
+      caching: value, scope: frame.scope!, serial: frame.serial, hook: ownsValue ? onDiscard : nil)
   }
 
   // MARK: Events

@@ -186,6 +186,13 @@ final class Slot {
   let pod: PodRecord
   /// The cached instance; for a link, the ancestor's instance it shares.
   @exclusivity(unchecked) var entry: CacheEntry?
+  // The next two sit in the entry's last word, which it does not fill: declared anywhere
+  // else, they made each slot 16 bytes larger.
+  /// Set once the slot has held an instance of its own, for a provider outside a family: the
+  /// pod then keeps the slot, empty or not, until its provider is gone.
+  @exclusivity(unchecked) var isKept = false
+  /// `memberIndex`, in 32 bits: a pod would need hundreds of gigabytes to hold more members.
+  @exclusivity(unchecked) private var memberPlace: Int32 = -1
   /// The newest caching build of the provider; only a running one is joined.
   @exclusivity(unchecked) var build: Frame?
   /// Set when this pod shares an ancestor's instance: the ancestor's slot. A link is a
@@ -200,20 +207,32 @@ final class Slot {
   @exclusivity(unchecked) var recordedBy = 0
   /// The number of the last discard that reached this slot: a discard follows each slot once.
   @exclusivity(unchecked) var discardMark = 0
-  /// Set once the slot has held an instance of its own, for a provider outside a family: the
-  /// pod then keeps the slot, empty or not, until its provider is gone.
-  @exclusivity(unchecked) var isKept = false
-  /// The slot's place among its pod's members of its instance's scope; -1 when it is none.
-  @exclusivity(unchecked) var memberIndex = -1
 
   init(_ info: ProviderInfo, in pod: PodRecord) {
     self.info = info
     self.pod = pod
   }
 
+  /// The slot's place among its pod's members of its instance's scope; -1 when it is none.
+  var memberIndex: Int {
+    get { Int(memberPlace) }
+    set { memberPlace = Int32(newValue) }
+  }
+
   var key: ProviderKey { info.key }
   var id: SlotID { SlotID(address: UInt(bitPattern: ObjectIdentifier(self))) }
   var isUnused: Bool { entry == nil && build == nil && dependents.isEmpty }
+
+  /// The cached value, held for a read after the lock; nil unless the pod keeps it alive.
+  /// Reads the entry's fields where they are: copying the entry out retains all it holds.
+  @inline(__always)
+  var heldStrongValue: HeldValue? {
+    switch entry?.kind {
+    case .object?: HeldValue(reference: entry!.holder, isValue: true)
+    case .boxed?: HeldValue(reference: entry!.holder, isValue: false)
+    default: nil
+    }
+  }
 }
 
 /// An engine object's identity in its tables (a slot's in "built from" tables, a child pod's

@@ -32,13 +32,9 @@ final class InstanceWatch {
     /// The instance was not cached (an always-new provider, a weak-scope value): a resolve
     /// that again finds nothing cached has nothing new to hand out.
     case uncached
-    /// The cached entry it came from, held weakly so the watcher never keeps an instance the
-    /// pod let go of.
-    case cached(Weak)
-  }
-
-  struct Weak {
-    weak var entry: CacheEntry?
+    /// The caching of the instance it came from, by the serial of the build that made it:
+    /// the watcher holds nothing the pod let go of.
+    case cached(serial: Int)
   }
 
   let key: ProviderKey
