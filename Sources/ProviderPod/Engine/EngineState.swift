@@ -78,7 +78,9 @@ struct EngineState {
   mutating func addSlot(for info: ProviderInfo, in pod: PodRecord) -> Slot {
     let slot = Slot(info, in: pod)
     // A request's child pod holds a few slots: room for them at once, not by three regrowths.
-    if pod.slots.isEmpty { pod.slots.reserveCapacity(4) }
+    // A new table rather than `reserveCapacity`, which runs the standard library's unspecialised
+    // code and looks the table's generic type up at run time.
+    if pod.slots.isEmpty { pod.slots = Dictionary(minimumCapacity: 4) }
     pod.slots[info.key] = slot
     if let family = info.family { pod.familySlots[family.key, default: []].insert(info.key) }
     return slot
@@ -123,6 +125,9 @@ struct EngineState {
     else { return }
     guard slot.recordedBy != owner.serial else { return }
     slot.recordedBy = owner.serial
+    // Room for a few at once: the list is handed to the cached instance, so every build starts
+    // with none, and growing one by one allocated twice for two dependencies.
+    if owner.dependencies.capacity == 0 { owner.dependencies.reserveCapacity(4) }
     owner.dependencies.append(slot)
     addDependent(dependent, on: slot)
   }

@@ -131,8 +131,13 @@ final class PodRecord {
 
   /// Lists `slot`, which has just cached an instance in `scope`, among the scope's members.
   func addMember(_ slot: Slot, of scope: ScopeKey) {
-    slot.memberIndex = scopeMembers[scope, default: []].count
-    scopeMembers[scope, default: []].append(slot)
+    if let index = scopeMembers.index(forKey: scope) {
+      slot.memberIndex = scopeMembers.values[index].count
+      scopeMembers.values[index].append(slot)
+      return
+    }
+    slot.memberIndex = 0
+    scopeMembers[scope] = [slot]
   }
 
   /// Takes `slot` out of `scope`'s members, moving the last member into its place.
