@@ -102,14 +102,11 @@ final class PodRecord {
   /// The override of `provider` that applies in this pod: the nearest pod's, from this one
   /// up, and in each pod a member's own override before its family's.
   func override(for provider: ProviderInfo) -> (record: OverrideRecord, pod: PodRecord)? {
-    var next: PodRecord? = self
-    while let pod = next {
-      if !pod.overrides.isEmpty, let record = pod.ownOverride(for: provider) {
-        return (record, pod)
-      }
-      next = pod.parent
-    }
-    return nil
+    if !overrides.isEmpty, let record = ownOverride(for: provider) { return (record, self) }
+    // Recursion rather than a loop: each pod is borrowed from its child's `parent`, where a
+    // loop variable retained and released every pod on the way up (3% of a request's child
+    // pod). One call per ancestor: pods nest a few deep, not thousands.
+    return parent?.override(for: provider)
   }
 
   /// This pod's own override of `provider`, or of its family.
