@@ -25,7 +25,10 @@ void callgrind_toggles_stop(void) {
 
 long long heap_bytes_in_use(void) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-  return (long long)mallinfo2().uordblks;
+  // Large blocks (a table of 100,000 entries) are mapped apart from the heap and counted in
+  // hblkhd, not uordblks: both, or a large table would count as nothing.
+  struct mallinfo2 info = mallinfo2();
+  return (long long)(info.uordblks + info.hblkhd);
 #else
   return -1;
 #endif
