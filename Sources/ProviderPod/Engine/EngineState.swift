@@ -78,8 +78,7 @@ struct EngineState {
   mutating func addSlot(for info: ProviderInfo, in pod: PodRecord) -> Slot {
     let slot = Slot(info, in: pod)
     // A request's child pod holds a few slots: room for them at once, not by three regrowths.
-    // A new table costs less than `reserveCapacity`'s resize of the empty one.
-    if pod.slots.isEmpty { pod.slots = Dictionary(minimumCapacity: 4) }
+    if pod.slots.capacity == 0 { pod.slots = EmptyTables.slots.value }
     pod.slots[info.key] = slot
     if let family = info.family { pod.familySlots[family.key, default: []].insert(info.key) }
     return slot

@@ -56,7 +56,7 @@ struct Lookalike: Hashable, Sendable {
 /// Keys of providers whose instances are gone are swept once the index has doubled since the
 /// last sweep, so it stays proportional to what the pod caches.
 struct LookalikeIndex {
-  private(set) var latest: [Lookalike: ProviderKey] = [:]
+  private(set) var latest = [Lookalike: ProviderKey]()
   private var sweepAt = 64
 
   /// Records `key` as the latest provider cached for `lookalike`; returns the one before it.

@@ -33,26 +33,29 @@ final class PodRecord {
   /// it is read without the lock.
   weak var owner: Pod?
 
+  // The empty tables are made with `()`, not a `[:]` literal, which runs the literal's
+  // initializer (about 20 instructions a table, and a request's pod makes all of them).
+
   /// Per provider: its cached instance (or a link to an ancestor's), build in progress, and
   /// what was built from it. Read on every cached resolve, so exempt from the dynamic
   /// exclusivity check a class's stored property would otherwise cost; the lock is what
   /// guarantees exclusive access.
-  @exclusivity(unchecked) var slots: [ProviderKey: Slot] = [:]
+  @exclusivity(unchecked) var slots = [ProviderKey: Slot]()
   /// Overrides by provider key, and family overrides by family key.
-  @exclusivity(unchecked) var overrides: [ProviderKey: OverrideRecord] = [:]
+  @exclusivity(unchecked) var overrides = [ProviderKey: OverrideRecord]()
   /// For each scope that can be cleared, the slots with an instance cached in it, each knowing
   /// its place (`Slot.memberIndex`). A list rather than a set of keys: a clear takes the slots
   /// as they are, in the order they were cached, without looking each up, and a single
   /// discard swaps the last member into the place it leaves.
-  @exclusivity(unchecked) var scopeMembers: [ScopeKey: [Slot]] = [:]
+  @exclusivity(unchecked) var scopeMembers = [ScopeKey: [Slot]]()
   /// For each family, its members that have a slot.
-  @exclusivity(unchecked) var familySlots: [ProviderKey: Set<ProviderKey>] = [:]
+  @exclusivity(unchecked) var familySlots = [ProviderKey: Set<ProviderKey>]()
   /// How often each scope has been cleared: a build that began before a clear of its scope
   /// is stale, without the clear having to find every running build.
-  @exclusivity(unchecked) var scopeEpochs: [ScopeKey: Int] = [:]
+  @exclusivity(unchecked) var scopeEpochs = [ScopeKey: Int]()
   /// The live child pods. Not owned: a parent does not keep its children alive, and a child
   /// removes itself here when it goes away.
-  @exclusivity(unchecked) var children: [SlotID: Unowned] = [:]
+  @exclusivity(unchecked) var children = [SlotID: Unowned]()
   /// False once the pod is gone: builds still running then cache nothing in it.
   @exclusivity(unchecked) var isAlive = true
   /// How many slots the table may hold before the next sweep for slots of providers that are
@@ -134,6 +137,7 @@ final class PodRecord {
       return
     }
     slot.memberIndex = 0
+    if scopeMembers.capacity == 0 { scopeMembers = EmptyTables.scopeMembers.value }
     scopeMembers[scope] = [slot]
   }
 

@@ -51,7 +51,9 @@ final class ScopeInfo: Sendable {
   static func addOwnedSubtree(of scope: any ProviderScope, to owned: inout [ScopeKey]) {
     let key = ScopeKey(scope)
     guard !owned.contains(key) else { return }
-    owned.append(key)
+    // A literal for the first: appending to an empty array grows it through the standard
+    // library's unspecialised code (a request's pod owns one scope, and pays it every request).
+    if owned.isEmpty { owned = [key] } else { owned.append(key) }
     // Most scopes have no children: no list of pending ones for them.
     var pending = scope.children
     while let next = pending.popLast() {
