@@ -98,6 +98,25 @@ struct ChildPodSharedReadTests {
     #expect(app.invariantViolations == [])
   }
 
+  @Test("a builder 2,000 pods deep finds the root's override, on a thread with a small stack")
+  func deeplyNestedChildFindsRootOverride() {
+    let config = Provider { _ in "the provider's own" }
+    let reader = Provider(scope: AlwaysCreateNewScope()) { context in context.resolve(config) }
+    let result = Shared<String?>(nil)
+    // The chain is made and released on a thread with room for releasing it (each pod
+    // releases its parent as it goes); only the resolve runs on the small stack.
+    runUntilThreadEnds(stackSize: 64 << 20) {
+      let root = Pod(overrides: [config.override { _ in "the root's override" }])
+      var deepest = root
+      for _ in 0..<2_000 { deepest = Pod(parent: deepest) }
+      let pod = deepest
+      runUntilThreadEnds(stackSize: 64 << 10) {
+        result.withLock { $0 = pod.resolve(reader) }
+      }
+    }
+    #expect(result.withLock { $0 } == "the root's override")
+  }
+
   @Test("the parent reports reusing its instance for a child's build")
   func parentReportsReuse() {
     let recorder = EventRecorder()

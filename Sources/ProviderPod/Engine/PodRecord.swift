@@ -108,8 +108,24 @@ final class PodRecord {
     if !overrides.isEmpty, let record = ownOverride(for: provider) { return (record, self) }
     // Recursion rather than a loop: each pod is borrowed from its child's `parent`, where a
     // loop variable retained and released every pod on the way up (3% of a request's child
-    // pod). One call per ancestor: pods nest a few deep, not thousands.
+    // pod). Pods nest a few deep; a chain deeper than 32 is walked by a loop from here, so
+    // that no depth of nesting can exhaust a thread's stack.
+    guard depth <= 32 else { return overrideWalkingUp(for: provider) }
     return parent?.override(for: provider)
+  }
+
+  /// `override(for:)` for the ancestors of a deeply nested pod, one at a time.
+  private func overrideWalkingUp(
+    for provider: ProviderInfo
+  ) -> (record: OverrideRecord, pod: PodRecord)? {
+    var next = parent
+    while let pod = next {
+      if !pod.overrides.isEmpty, let record = pod.ownOverride(for: provider) {
+        return (record, pod)
+      }
+      next = pod.parent
+    }
+    return nil
   }
 
   /// This pod's own override of `provider`, or of its family.
