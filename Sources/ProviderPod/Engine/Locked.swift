@@ -70,7 +70,9 @@ final class Locked<State>: @unchecked Sendable {
 }
 
 /// Moves a value the caller knows to be safe across an isolation boundary: a value handed to
-/// `overrideProvider(_:withValue:)`, which the pod only hands back to its callers.
+/// `overrideProvider(_:withValue:)`, which the pod only hands back to its callers, and the
+/// empty tables of `EmptyTables`, which are never written (a pod copies one before its first
+/// insert, and copying only reads the table and counts a reference atomically).
 struct UncheckedSendable<Wrapped>: @unchecked Sendable {
   let value: Wrapped
 }
