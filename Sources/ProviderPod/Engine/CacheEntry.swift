@@ -9,9 +9,10 @@
 /// owns. Both are sound because
 /// - the entry's type matches the value's: the pod keys entries by provider, and only
 ///   `make(caching:...)` below makes them, from a `Provider<Value>`'s `Value`;
-/// - the value outlives every read: a read takes a `HeldValue` out under the lock, a strong
-///   reference to the instance itself or to its box, and copies the value out while holding
-///   it (`withExtendedLifetime`), even when another thread discards the entry at that moment.
+/// - the value outlives every read: a read takes a `HeldValue` out under the lock
+///   (`Slot.heldStrongValue`, reading the entry where it is), a strong reference to the
+///   instance itself or to its box, and copies the value out while holding it
+///   (`withExtendedLifetime`), even when another thread discards the entry at that moment.
 /// Nothing outside this file reads a box's storage or casts a holder.
 struct CacheEntry {
   /// What keeps the value alive and reads it: the instance itself (`.object`), a `ValueBox`
@@ -48,12 +49,6 @@ struct CacheEntry {
     guard let other else { return false }
     return serial == other.serial && holder === other.holder
   }
-
-  /// The value, kept alive for a read after the lock is released: for a class instance
-  /// without a hook, the instance itself (retaining it is what the caller's copy needs
-  /// anyway), otherwise its box. Made under the lock, where the slot holds the entry.
-  @inline(__always)
-  var heldValue: HeldValue { HeldValue(reference: holder, isValue: kind == .object) }
 
   /// The instance a ``WeakScope`` entry still refers to; nil for the others, and once the
   /// instance has gone away.

@@ -245,8 +245,11 @@ final class Slot {
   var id: SlotID { SlotID(address: UInt(bitPattern: ObjectIdentifier(self))) }
   var isUnused: Bool { entry == nil && build == nil && dependents.isEmpty }
 
-  /// The cached value, held for a read after the lock; nil unless the pod keeps it alive.
-  /// Reads the entry's fields where they are: copying the entry out retains all it holds.
+  /// The cached value, held for a read after the lock; nil unless the pod keeps it alive: for
+  /// a class instance without a hook, the instance itself (retaining it is what the caller's
+  /// copy needs anyway), otherwise its box. Reads the entry's fields where they are: copying
+  /// the entry out retains all it holds (a cached resolve cost 392 instructions that way, 295
+  /// this way).
   @inline(__always)
   var heldStrongValue: HeldValue? {
     switch entry?.kind {
