@@ -61,6 +61,47 @@ struct ChildPodConcurrencyTests {
     #expect(parent.invariantViolations == [])
   }
 
+  // A build placed in a middle pod (which owns its scope) that goes on to read, through the
+  // grandchild it was started from, something the grandchild shadows ends up cached in the
+  // grandchild. If the grandchild overrode what the build read earlier while it ran, the
+  // result mixes the parent's instance with the grandchild's: it must not be cached there.
+  @Test("a build that lands in a grandchild after it overrode what the build read is not kept")
+  func grandchildOverrideDuringBuildThatLandsThere() {
+    struct MiddleScope: ProviderScope {}
+    let entered = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    let config = instanceProvider("config")
+    let settings = instanceProvider("settings", dependencies: [config])
+    let builds = Counter()
+    let service = Provider<Instance>(scope: MiddleScope(), name: "service") { pod in
+      let serial = builds.next()
+      let config = pod.resolve(config)
+      if serial == 1 {
+        entered.signal()
+        waitWithWatchdog(gate)
+      }
+      return Instance("service", serial: serial, dependencies: [config, pod.resolve(settings)])
+    }
+    let app = Pod()
+    let middle = Pod(parent: app, scopes: [MiddleScope()])
+    let child = Pod(parent: middle)
+    let done = startThread { _ = child.resolve(service) }
+    guard waitOrFail(entered, "the service's build") else { return }
+    child.overrideProvider(config) { _ in Instance("child config", serial: 0) }
+    gate.signal()
+    guard waitOrFail(done, "the service's build") else { return }
+
+    // Whatever the child resolves now, it is built from the child's config throughout.
+    let resolved = child.resolve(service)
+    #expect(resolved.dependencies[0].label == "child config")
+    #expect(resolved.dependencies[1].dependencies[0].label == "child config")
+    // The middle pod, which does not override config, has the app's throughout.
+    let middles = middle.resolve(service)
+    #expect(middles.dependencies[0].label == "config")
+    #expect(middles.dependencies[1].dependencies[0].label == "config")
+    #expect(app.invariantViolations == [])
+  }
+
   // A child's clear never touches its parent, even when a stale build placed in the parent's
   // slot left its "built from" count on the child's instance: a later clear in the child must
   // not follow it to the parent's own, valid instance.

@@ -47,6 +47,16 @@ extension EngineState {
       {
         stale = true
       }
+      // Moved below, it must hold there: a pod on the way that came to shadow something the
+      // build read earlier from above (an override added while it ran) would cache an
+      // instance built partly from what that pod no longer uses.
+      if !stale, home !== slot.pod,
+        dependencies.contains(where: {
+          $0.pod !== home && shadowsSince($0, from: home, below: $0.pod)
+        })
+      {
+        stale = true
+      }
       if reporting {
         events.append(
           ReportedEvent(
