@@ -30,14 +30,14 @@ public struct ProviderInstances<Value, Failure: Error>: AsyncSequence, Sendable 
   public typealias Element = Value
 
   let engine: PodEngine
-  let key: ProviderKey
+  let info: ProviderInfo
   let resolve: Resolve
 
   typealias Resolve = @Sendable (PodEngine) async throws(Failure) -> Value
 
   /// Starts watching.
   public func makeAsyncIterator() -> AsyncIterator {
-    AsyncIterator(watcher: InstanceWatcher(engine: engine, key: key, resolve: resolve))
+    AsyncIterator(watcher: InstanceWatcher(engine: engine, info: info, resolve: resolve))
   }
 
   /// Hands out the instances; see ``ProviderInstances``.

@@ -124,6 +124,15 @@ extension EngineState {
     return true
   }
 
+  /// What a watch that found nothing cached in its pod has seen: for a provider this pod never
+  /// caches (always-new or weak, in the scope that applies here), nothing to wait for; for
+  /// any other, an instance the pod may have let go of already, which the next change must
+  /// make it look at again.
+  private func uncachedSeen(by watch: InstanceWatch) -> InstanceWatch.Seen {
+    let scope = watch.pod.override(for: watch.info)?.record.scope ?? watch.info.scope
+    return scope.kind == .alwaysCreateNew || scope.kind == .weak ? .uncached : .unknown
+  }
+
   /// A watcher resolved: notes the instance the pod now caches as the one it saw, and decides
   /// whether the value it got is new. Returns that decision, for the caller to act on after
   /// the lock.
@@ -138,7 +147,7 @@ extension EngineState {
       watch.seen = .unknown
       return .new
     }
-    watch.seen = entry.map { .cached(serial: $0.serial) } ?? .uncached
+    watch.seen = entry.map { .cached(serial: $0.serial) } ?? uncachedSeen(by: watch)
     let isNew: Bool
     switch seen {
     case .unknown: isNew = true

@@ -7,12 +7,12 @@ final class InstanceWatcher<Value, Failure: Error> {
   private let resolve: ProviderInstances<Value, Failure>.Resolve
 
   init(
-    engine: PodEngine, key: ProviderKey,
+    engine: PodEngine, info: ProviderInfo,
     resolve: @escaping ProviderInstances<Value, Failure>.Resolve
   ) {
     self.engine = engine
     self.resolve = resolve
-    let watch = InstanceWatch(key: key, pod: engine.pod)
+    let watch = InstanceWatch(info: info, pod: engine.pod)
     self.watch = watch
     id = engine.state.withLock { $0.addInstanceWatch(watch) }
   }

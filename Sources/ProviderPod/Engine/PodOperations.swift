@@ -125,7 +125,7 @@ struct PodOperations {
   /// Watches the pod's instances of the provider. The sequence resolves later, from wherever
   /// it is iterated, so it never resolves from the caller's build, and records nothing in it.
   func instances<Value>(of provider: Provider<Value>) -> ProviderInstances<Value, Never> {
-    ProviderInstances(engine: engine, key: provider.info.key) { engine in
+    ProviderInstances(engine: engine, info: provider.info) { engine in
       engine.resolve(provider, from: nil)
     }
   }
@@ -133,7 +133,7 @@ struct PodOperations {
   func instances<Value: Sendable>(
     of provider: AsyncProvider<Value>
   ) -> ProviderInstances<Value, any Error> {
-    ProviderInstances(engine: engine, key: provider.info.key) { engine in
+    ProviderInstances(engine: engine, info: provider.info) { engine in
       try await engine.resolve(provider, from: nil)
     }
   }

@@ -26,18 +26,20 @@ struct Watchers {
 final class InstanceWatch {
   /// What the watcher knows of the instance it handed out last.
   enum Seen {
-    /// Nothing yet, or a change happened while it resolved: whatever it got may already be
-    /// gone, so the next resolve is handed out whatever it returns.
+    /// Nothing yet, a change happened while it resolved, or the pod keeps no instance of a
+    /// provider it caches (the instance it got went to an ancestor without the pod keeping a
+    /// way to it, or was a build's that a change made stale): whatever it got may already be
+    /// gone, so any change makes it resolve again, and it hands out whatever that returns.
     case unknown
-    /// The instance was not cached (an always-new provider, a weak-scope value): a resolve
-    /// that again finds nothing cached has nothing new to hand out.
+    /// The provider is not cached in this pod (an always-new provider, a weak-scope value): a
+    /// resolve that again finds nothing cached has nothing new to hand out.
     case uncached
     /// The caching of the instance it came from, by the serial of the build that made it:
     /// the watcher holds nothing the pod let go of.
     case cached(serial: Int)
   }
 
-  let key: ProviderKey
+  let info: ProviderInfo
   /// The pod watched: the instance is the one it resolves (its own, or its parent's).
   let pod: PodRecord
   var seen = Seen.unknown
@@ -47,10 +49,12 @@ final class InstanceWatch {
   /// The iterator waiting for a change.
   var waiting: CheckedContinuation<Void, Never>?
 
-  init(key: ProviderKey, pod: PodRecord) {
-    self.key = key
+  init(info: ProviderInfo, pod: PodRecord) {
+    self.info = info
     self.pod = pod
   }
+
+  var key: ProviderKey { info.key }
 
   /// Takes the waiting iterator, as a wake-up to run once the lock is released.
   func takeWakeUp() -> (() -> Void)? {
