@@ -75,9 +75,7 @@ extension EngineState {
     while let slot = pending.popLast() {
       // A slot with no instance (an always-new provider's) has the scope of the override
       // that applies where it is, which may not be the provider's own.
-      let scope =
-        slot.entry?.scope.key
-        ?? slot.pod.override(for: slot.info)?.record.scope.key ?? slot.info.scope.key
+      let scope = slot.entry?.scope.key ?? slot.pod.scope(of: slot.info).key
       // Shallowest first: a deeper pod cannot improve on a shallower one.
       for pod in shadowing.reversed() {
         if let found, found.depth <= pod.depth { break }

@@ -129,7 +129,7 @@ extension EngineState {
   /// any other, an instance the pod may have let go of already, which the next change must
   /// make it look at again.
   private func uncachedSeen(by watch: InstanceWatch) -> InstanceWatch.Seen {
-    let scope = watch.pod.override(for: watch.info)?.record.scope ?? watch.info.scope
+    let scope = watch.pod.scope(of: watch.info)
     return scope.kind == .alwaysCreateNew || scope.kind == .weak ? .uncached : .unknown
   }
 

@@ -128,6 +128,12 @@ final class PodRecord {
     return nil
   }
 
+  /// The scope `provider`'s instances have in this pod: the applying override's, if it gives
+  /// one, otherwise the provider's own.
+  func scope(of provider: ProviderInfo) -> ScopeInfo {
+    override(for: provider)?.record.scope ?? provider.scope
+  }
+
   /// This pod's own override of `provider`, or of its family.
   func ownOverride(for provider: ProviderInfo) -> OverrideRecord? {
     if let own = overrides[provider.key] { return own }
