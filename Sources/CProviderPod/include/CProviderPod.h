@@ -71,6 +71,65 @@ static inline void pp_atomic_counter_clear_bits(pp_atomic_counter *counter, intp
   atomic_fetch_and_explicit(&counter->value, ~bits, memory_order_acq_rel);
 }
 
+
+// Cached instances read without the tree's lock (SharedReads.c). A tree of pods keeps one
+// table of the instances it has published, keyed by pod and provider; each bucket holds a
+// retained reference, tagged in its lowest bit when it is the value itself rather than its
+// box. Only the thread holding the tree's lock writes the table; any thread reads it.
+//
+// A read announces itself in its thread's reader record (a counter, odd while reading),
+// takes a reference to what it found, and announces its end. A writer that takes a reference
+// out of the table does not release it at once: it keeps it in its thread's retired list, and
+// `pp_reclaim` (after the lock is released) waits until every read that was running when it
+// looked has ended, then releases it. So a read never retains a freed object, and a thread
+// that only reads writes nothing but its own record.
+
+/// The words a tree of pods shares without its lock: the gate of its always-new builds
+/// (ThreadRecord.swift) and its table of published instances.
+typedef struct pp_tree_words {
+  pp_atomic_counter gate;
+  _Atomic(void *_Nullable) table;
+} pp_tree_words;
+
+static inline void pp_tree_words_init(pp_tree_words *words) {
+  atomic_init(&words->gate.value, 0);
+  atomic_init(&words->table, 0);
+}
+
+static inline pp_atomic_counter *pp_tree_gate(pp_tree_words *words) { return &words->gate; }
+
+/// The published reference of `provider` in `pod` (tagged, retained: the caller owns it),
+/// or null. Any thread, without the lock.
+void *_Nullable pp_read(pp_tree_words *words, uintptr_t pod, uintptr_t provider);
+
+/// Publishes `value` (tagged, retained: the table takes the reference) for `provider` in
+/// `pod`. Only under the tree's lock; replaces and retires any reference published before.
+void pp_publish(pp_tree_words *words, uintptr_t pod, uintptr_t provider, void *value);
+
+/// Takes what is published for `provider` in `pod` out of the table, retiring its reference;
+/// returns whether there was one. Only under the tree's lock.
+_Bool pp_unpublish(pp_tree_words *words, uintptr_t pod, uintptr_t provider);
+
+/// Frees the table and releases every reference still in it, when nothing can read it any
+/// more (the tree is gone).
+void pp_tree_words_destroy(pp_tree_words *words);
+
+extern _Thread_local _Bool pp_reclaim_pending;
+
+/// Whether this thread has retired references or tables to reclaim.
+static inline _Bool pp_needs_reclaim(void) { return pp_reclaim_pending; }
+
+/// Waits until every read running now has ended, then releases what this thread retired.
+/// Call it after releasing the lock: a release may run a deinit.
+void pp_reclaim(void);
+
+/// How many published references the table holds (for the invariant checks; under the lock).
+intptr_t pp_published_count(pp_tree_words *words);
+
+/// What is published for `provider` in `pod`, tagged, not retained (for the invariant checks;
+/// under the lock).
+void *_Nullable pp_published_value(pp_tree_words *words, uintptr_t pod, uintptr_t provider);
+
 #if __has_feature(nullability)
 #pragma clang assume_nonnull end
 #endif

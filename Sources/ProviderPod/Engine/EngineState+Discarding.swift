@@ -87,6 +87,8 @@ extension EngineState {
     var result = ReleasedPod()
     var hasDisposals = false
     for slot in pod.slots.values {
+      // Nothing may read the instances after this; the slots keep them until after the lock.
+      if slot.isPublished { slot.unpublish() }
       // "Built from" both ways within the pod would keep its slots alive in a cycle, and every
       // slot goes: the counts within the pod are dropped whole, so dropping a build's counts
       // on a slot already visited finds nothing, and one not yet visited is emptied anyway.

@@ -133,6 +133,7 @@ extension EngineState {
     for frame in lentThreadBuilds.values where !frame.isBuilding {
       problems.append("a lent thread build is kept after it ended")
     }
+    problems += publishedValueViolations(in: pods)
     return problems
   }
 }

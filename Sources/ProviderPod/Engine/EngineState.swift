@@ -28,10 +28,11 @@ struct EngineState {
   /// the frame's reference count.
   var lentThreadBuilds: [ObjectIdentifier: Frame] = [:]
   /// Whether always-new builds through the root may skip the lock; kept up to date here.
-  let threadBuildGate = ThreadBuildGate.make()
+  let threadBuildGate: ThreadBuildGate
 
   init(root: PodRecord) {
     self.root = root
+    self.threadBuildGate = root.gate
     noteRootOverrides()
   }
 

@@ -56,8 +56,11 @@ final class Locked<State>: @unchecked Sendable {
     state.deallocate()
   }
 
+  /// Runs `body` with the state, holding the lock. What `body` took out of the tree's
+  /// published instances is let go of after the lock, once no read can still use it.
   @inline(__always)
   func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    defer { reclaimPublishedValues() }
     #if canImport(Darwin)
       os_unfair_lock_lock(lock)
       defer { os_unfair_lock_unlock(lock) }

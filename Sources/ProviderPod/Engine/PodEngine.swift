@@ -65,23 +65,36 @@ final class PodEngine {
   // MARK: Resolving
 
   /// The hot path: the provider's cached instance, when nobody observes the pod and this
-  /// thread is not inside one of its builds. Only non-generic types cross the lock: a
-  /// `Value?` would have its metadata looked up on every call.
-  ///
-  /// The value is taken out under the lock, held by a reference to itself or its entry:
-  /// once the lock is released, another thread may discard the entry at any moment.
+  /// thread is not inside one of its builds. First without the lock, from the instances the
+  /// tree has published (`SharedReads.swift`); else under the lock, publishing what it finds
+  /// for the next read.
   @inline(__always)
   func cachedValue(of info: ProviderInfo) -> HeldValue? {
     guard !isObserved, !info.isAlwaysNew else { return nil }
+    // Inside a build, the resolve must be recorded as one of its dependencies. A build runs
+    // on this thread (its stack says so) or in this task (only while async builds run).
+    if ThreadRecord.isBuilding || threadBuildGate.hasAsyncBuilds,
+      CurrentFrame.isInsideBuild(of: treeID, for: pod)
+    {
+      return nil
+    }
+    if let held = publishedValue(of: info) { return held }
+    return lockedCachedValue(of: info)
+  }
+
+  /// The cached instance, read under the lock, and published for the reads that follow. Only
+  /// non-generic types cross the lock: a `Value?` would have its metadata looked up on every
+  /// call. The value is taken out under the lock, held by a reference to itself or its entry:
+  /// once the lock is released, another thread may discard the entry at any moment.
+  @inline(never)
+  func lockedCachedValue(of info: ProviderInfo) -> HeldValue? {
     let key = info.key
     let pod = self.pod
-    let (found, runningBuilds) = state.withLock { state -> (HeldValue?, Int) in
-      (pod.slots[key]?.heldStrongValue, state.runningBuilds)
+    return state.withLock { _ -> HeldValue? in
+      guard let slot = pod.slots[key], let held = slot.heldStrongValue else { return nil }
+      if pod.isAlive { slot.publish() }
+      return held
     }
-    guard let found else { return nil }
-    // Inside a build, the resolve must be recorded as one of its dependencies.
-    if runningBuilds > 0, CurrentFrame.isInsideBuild(of: treeID, for: pod) { return nil }
-    return found
   }
 
   /// Resolves from `caller`'s build; with `callerUnknown`, from whichever build of this pod

@@ -24,6 +24,9 @@ final class PodRecord {
   /// one of them is built and cached here rather than shared with the parent.
   let ownedScopes: [ScopeKey]
   let observer: (any PodObserver)?
+  /// The tree's shared words: its table of published instances, which slots of this pod
+  /// publish to and take themselves out of (see `SharedReads.swift`).
+  let gate: ThreadBuildGate
   /// `observer != nil`, kept as a flag: testing the existential copies it.
   let hasObserver: Bool
   /// The pod, for reporting events to its observer and for builders that ask for it. The
@@ -71,6 +74,7 @@ final class PodRecord {
 
   init(parent: PodRecord?, ownedScopes: [ScopeKey], observer: (any PodObserver)?) {
     self.parent = parent
+    self.gate = parent?.gate ?? ThreadBuildGate.make()
     self.depth = parent.map { $0.depth + 1 } ?? 0
     self.ownedScopes = ownedScopes
     self.observer = observer
@@ -212,13 +216,19 @@ final class Slot {
   let info: ProviderInfo
   /// The pod whose slot this is.
   let pod: PodRecord
-  /// The cached instance; for a link, the ancestor's instance it shares.
-  @exclusivity(unchecked) var entry: CacheEntry?
-  // The next two sit in the entry's last word, which it does not fill: declared anywhere
+  /// The cached instance; for a link, the ancestor's instance it shares. Whatever changes it
+  /// takes the instance out of the tree's published ones first: a read without the lock must
+  /// never find an instance the slot no longer holds.
+  @exclusivity(unchecked) var entry: CacheEntry? {
+    didSet { if isPublished { unpublish() } }
+  }
+  // The next three sit in the entry's last word, which it does not fill: declared anywhere
   // else, they made each slot 16 bytes larger.
   /// Set once the slot has held an instance of its own, for a provider outside a family: the
   /// pod then keeps the slot, empty or not, until its provider is gone.
   @exclusivity(unchecked) var isKept = false
+  /// Whether the entry's value is published for reads without the lock (`SharedReads.swift`).
+  @exclusivity(unchecked) var isPublished = false
   /// `memberIndex`, in 32 bits: a pod would need hundreds of gigabytes to hold more members.
   @exclusivity(unchecked) private var memberPlace: Int32 = -1
   /// The newest caching build of the provider; only a running one is joined.

@@ -145,20 +145,38 @@ extension Frame {
 ///
 /// A managed buffer, which keeps the word in the object's own allocation: an atomic needs a
 /// stable address, which a stored property does not promise, and a pointer to a separate
-/// allocation would cost each new pod two allocations rather than one. The word is touched
-/// only through the C module's atomic operations, so it is safe to share although a managed
-/// buffer cannot be declared `Sendable`: the engines that share it are.
-final class ThreadBuildGate: ManagedBuffer<Void, pp_atomic_counter> {
+/// allocation would cost each new pod two allocations rather than one. The same allocation
+/// holds the tree's table of published instances (`SharedReads.swift`), which every pod of the
+/// tree reads without the lock. The words are touched only through the C module's atomic
+/// operations, so they are safe to share although a managed buffer cannot be declared
+/// `Sendable`: the engines that share it are.
+final class ThreadBuildGate: ManagedBuffer<Void, pp_tree_words> {
   static func make() -> ThreadBuildGate {
     let gate = unsafeDowncast(create(minimumCapacity: 1) { _ in () }, to: ThreadBuildGate.self)
-    gate.withUnsafeMutablePointerToElements { pp_atomic_counter_init($0, 0) }
+    gate.withUnsafeMutablePointerToElements { pp_tree_words_init($0) }
     return gate
+  }
+
+  deinit {
+    // Nothing reads the table any more: every engine of the tree is gone.
+    withUnsafeMutablePointerToElements { pp_tree_words_destroy($0) }
+  }
+
+  /// The tree's shared words, for the table of published instances.
+  @inline(__always)
+  var words: UnsafeMutablePointer<pp_tree_words> {
+    withUnsafeMutablePointerToElements { $0 }
   }
 
   @inline(__always)
   private var word: UnsafeMutablePointer<pp_atomic_counter> {
-    withUnsafeMutablePointerToElements { $0 }
+    pp_tree_gate(words)
   }
+
+  /// Whether async builds run in the tree: their frames are bound to their tasks, where only
+  /// a task-local lookup finds them.
+  @inline(__always)
+  var hasAsyncBuilds: Bool { pp_atomic_counter_load(word) >> 1 != 0 }
 
   /// Open for a build with no known caller: nothing closes it.
   @inline(__always)

@@ -1,0 +1,302 @@
+// Cached instances read without the tree's lock: the table, the readers' records and the
+// reclamation that keeps a read from retaining a freed object. See CProviderPod.h.
+//
+// Why a read is safe. A writer takes a reference out of a bucket with a sequentially
+// consistent store, and only then, in `pp_reclaim`, reads every reader's counter, also
+// sequentially consistently. A read raises its counter to odd with a sequentially consistent
+// read-modify-write before it loads the bucket. In the single total order of those operations,
+// either the read's load comes after the writer's store (it finds nothing and takes nothing),
+// or the read's raise comes before the writer's look at its counter (the writer sees it odd
+// and waits until the read has ended, by which time the read holds its own reference). A
+// table replaced by a larger one is retired the same way, so a read still probing it never
+// touches freed memory. The release that ends a read pairs with the writer's acquiring load.
+
+#include "CProviderPod.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The Swift runtime's reference counting, called here rather than from Swift so that the
+// retain stays inside the read: the Swift optimiser may move its own retains, it cannot move
+// a C function's calls across the atomic store that ends the read.
+extern void *swift_retain(void *object);
+extern void swift_release(void *object);
+
+// MARK: Readers
+
+/// One per thread that has read: its counter alone on a cache line, so that a read writes
+/// nothing another thread reads often.
+typedef struct pp_reader {
+  _Atomic(uintptr_t) sequence;
+  _Atomic(bool) in_use;
+  struct pp_reader *_Nullable next;
+  char padding[64 - sizeof(uintptr_t) - sizeof(bool) - sizeof(void *)];
+} pp_reader;
+
+static _Thread_local pp_reader *_Nullable current_reader = 0;
+/// Every reader ever made; never shrinks (a thread that ends leaves its record for the next).
+static _Atomic(pp_reader *_Nullable) readers = 0;
+
+static pthread_key_t reader_end_key;
+static pthread_once_t reader_end_key_once = PTHREAD_ONCE_INIT;
+
+static void reader_ended(void *record) {
+  pp_reader *reader = record;
+  atomic_store_explicit(&reader->in_use, false, memory_order_release);
+  current_reader = 0;
+}
+
+static void make_reader_end_key(void) {
+  if (pthread_key_create(&reader_end_key, reader_ended) != 0) abort();
+}
+
+static pp_reader *make_reader(void) {
+  pthread_once(&reader_end_key_once, make_reader_end_key);
+  pp_reader *reader = 0;
+  // A record a thread that ended left behind, if there is one.
+  for (pp_reader *next = atomic_load_explicit(&readers, memory_order_acquire); next;
+       next = next->next) {
+    bool idle = false;
+    if (atomic_compare_exchange_strong(&next->in_use, &idle, true)) {
+      reader = next;
+      break;
+    }
+  }
+  if (!reader) {
+    reader = aligned_alloc(64, sizeof(pp_reader));
+    if (!reader) abort();
+    memset(reader, 0, sizeof(pp_reader));
+    atomic_init(&reader->sequence, 0);
+    atomic_init(&reader->in_use, true);
+    pp_reader *head = atomic_load_explicit(&readers, memory_order_relaxed);
+    do {
+      reader->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&readers, &head, reader, memory_order_release,
+                                                    memory_order_relaxed));
+  }
+  if (pthread_setspecific(reader_end_key, reader) != 0) abort();
+  current_reader = reader;
+  return reader;
+}
+
+/// Waits until every read running when it looked has ended.
+static void wait_for_readers(void) {
+  for (pp_reader *reader = atomic_load_explicit(&readers, memory_order_acquire); reader;
+       reader = reader->next) {
+    uintptr_t seen = atomic_load_explicit(&reader->sequence, memory_order_seq_cst);
+    if ((seen & 1) == 0) continue;
+    // A read is a few dozen instructions and never blocks; one that is still running was
+    // interrupted by the scheduler, so let it run.
+    for (int spins = 0; atomic_load_explicit(&reader->sequence, memory_order_acquire) == seen;
+         spins++) {
+      if (spins >= 64) sched_yield();
+    }
+  }
+}
+
+// MARK: The table
+
+typedef struct pp_bucket {
+  _Atomic(uintptr_t) pod;
+  _Atomic(uintptr_t) provider;
+  _Atomic(uintptr_t) value;
+} pp_bucket;
+
+typedef struct pp_table {
+  uintptr_t mask;
+  /// Buckets with a key, live or emptied (an emptied bucket keeps its key for its pair).
+  intptr_t keyed;
+  /// Buckets with a reference.
+  intptr_t live;
+  pp_bucket buckets[];
+} pp_table;
+
+static inline uintptr_t bucket_index(uintptr_t pod, uintptr_t provider, uintptr_t mask) {
+  uint64_t mixed = (uint64_t)provider ^ ((uint64_t)pod * 0x9E3779B97F4A7C15ull);
+  mixed = (mixed ^ (mixed >> 31)) * 0xBF58476D1CE4E5B9ull;
+  return (uintptr_t)(mixed ^ (mixed >> 29)) & mask;
+}
+
+void *_Nullable pp_read(pp_tree_words *words, uintptr_t pod, uintptr_t provider) {
+  pp_reader *reader = current_reader;
+  if (__builtin_expect(reader == 0, 0)) reader = make_reader();
+  uintptr_t sequence = atomic_fetch_add_explicit(&reader->sequence, 1, memory_order_seq_cst);
+  void *found = 0;
+  pp_table *table = atomic_load_explicit(&words->table, memory_order_seq_cst);
+  if (table) {
+    for (uintptr_t index = bucket_index(pod, provider, table->mask);;
+         index = (index + 1) & table->mask) {
+      pp_bucket *bucket = &table->buckets[index];
+      uintptr_t bucket_pod = atomic_load_explicit(&bucket->pod, memory_order_acquire);
+      if (bucket_pod == 0) break;
+      if (bucket_pod != pod ||
+          atomic_load_explicit(&bucket->provider, memory_order_relaxed) != provider)
+        continue;
+      uintptr_t value = atomic_load_explicit(&bucket->value, memory_order_seq_cst);
+      if (value) {
+        swift_retain((void *)(value & ~(uintptr_t)1));
+        found = (void *)value;
+      }
+      break;
+    }
+  }
+  atomic_store_explicit(&reader->sequence, sequence + 2, memory_order_release);
+  return found;
+}
+
+// MARK: Retiring (the writer's thread)
+
+_Thread_local bool pp_reclaim_pending = false;
+
+typedef struct pp_retired {
+  void *_Nullable *_Nullable items;
+  intptr_t count;
+  intptr_t capacity;
+} pp_retired;
+
+static _Thread_local pp_retired retired_objects = {0, 0, 0};
+static _Thread_local pp_retired retired_tables = {0, 0, 0};
+
+static void retire(pp_retired *list, void *item) {
+  if (list->count == list->capacity) {
+    intptr_t capacity = list->capacity ? list->capacity * 2 : 16;
+    void **items = realloc(list->items, (size_t)capacity * sizeof(void *));
+    if (!items) abort();
+    list->items = items;
+    list->capacity = capacity;
+  }
+  list->items[list->count++] = item;
+  pp_reclaim_pending = true;
+}
+
+void pp_reclaim(void) {
+  // Taken whole first: a release may run a deinit that resolves, and retires more.
+  pp_retired objects = retired_objects;
+  pp_retired tables = retired_tables;
+  retired_objects = (pp_retired){0, 0, 0};
+  retired_tables = (pp_retired){0, 0, 0};
+  pp_reclaim_pending = false;
+  if (objects.count == 0 && tables.count == 0) {
+    free(objects.items);
+    free(tables.items);
+    return;
+  }
+  wait_for_readers();
+  for (intptr_t index = 0; index < tables.count; index++) free(tables.items[index]);
+  free(tables.items);
+  for (intptr_t index = 0; index < objects.count; index++) swift_release(objects.items[index]);
+  free(objects.items);
+}
+
+// MARK: Writing (under the tree's lock)
+
+static pp_table *make_table(intptr_t capacity) {
+  pp_table *table = calloc(1, sizeof(pp_table) + (size_t)capacity * sizeof(pp_bucket));
+  if (!table) abort();
+  table->mask = (uintptr_t)capacity - 1;
+  return table;
+}
+
+/// The bucket of the pair, or the empty one where it would go.
+static pp_bucket *find(pp_table *table, uintptr_t pod, uintptr_t provider) {
+  for (uintptr_t index = bucket_index(pod, provider, table->mask);;
+       index = (index + 1) & table->mask) {
+    pp_bucket *bucket = &table->buckets[index];
+    uintptr_t bucket_pod = atomic_load_explicit(&bucket->pod, memory_order_relaxed);
+    if (bucket_pod == 0) return bucket;
+    if (bucket_pod == pod &&
+        atomic_load_explicit(&bucket->provider, memory_order_relaxed) == provider)
+      return bucket;
+  }
+}
+
+static void fill(pp_bucket *bucket, uintptr_t pod, uintptr_t provider, uintptr_t value) {
+  atomic_store_explicit(&bucket->value, value, memory_order_relaxed);
+  atomic_store_explicit(&bucket->provider, provider, memory_order_relaxed);
+  // Last, releasing: a read that sees the pod sees the rest.
+  atomic_store_explicit(&bucket->pod, pod, memory_order_release);
+}
+
+/// A new table with the live references of `old` (its emptied buckets dropped), with room
+/// for one more at most half full, published in place of `old`, which is retired.
+static pp_table *grow(pp_tree_words *words, pp_table *_Nullable old) {
+  intptr_t live = old ? old->live : 0;
+  intptr_t capacity = 16;
+  while (capacity < 4 * (live + 1)) capacity *= 2;
+  pp_table *table = make_table(capacity);
+  if (old) {
+    for (uintptr_t index = 0; index <= old->mask; index++) {
+      pp_bucket *bucket = &old->buckets[index];
+      uintptr_t value = atomic_load_explicit(&bucket->value, memory_order_relaxed);
+      if (!value) continue;
+      uintptr_t pod = atomic_load_explicit(&bucket->pod, memory_order_relaxed);
+      uintptr_t provider = atomic_load_explicit(&bucket->provider, memory_order_relaxed);
+      fill(find(table, pod, provider), pod, provider, value);
+    }
+  }
+  table->keyed = live;
+  table->live = live;
+  atomic_store_explicit(&words->table, table, memory_order_seq_cst);
+  if (old) retire(&retired_tables, old);
+  return table;
+}
+
+void pp_publish(pp_tree_words *words, uintptr_t pod, uintptr_t provider, void *value) {
+  pp_table *table = atomic_load_explicit(&words->table, memory_order_relaxed);
+  if (!table) table = grow(words, 0);
+  pp_bucket *bucket = find(table, pod, provider);
+  if (atomic_load_explicit(&bucket->pod, memory_order_relaxed) == 0) {
+    if (2 * (table->keyed + 1) > (intptr_t)(table->mask + 1)) {
+      table = grow(words, table);
+      bucket = find(table, pod, provider);
+    }
+    table->keyed += 1;
+    table->live += 1;
+    fill(bucket, pod, provider, (uintptr_t)value);
+    return;
+  }
+  uintptr_t old = atomic_exchange_explicit(&bucket->value, (uintptr_t)value, memory_order_seq_cst);
+  if (old) {
+    retire(&retired_objects, (void *)(old & ~(uintptr_t)1));
+  } else {
+    table->live += 1;
+  }
+}
+
+bool pp_unpublish(pp_tree_words *words, uintptr_t pod, uintptr_t provider) {
+  pp_table *table = atomic_load_explicit(&words->table, memory_order_relaxed);
+  if (!table) return false;
+  pp_bucket *bucket = find(table, pod, provider);
+  if (atomic_load_explicit(&bucket->pod, memory_order_relaxed) == 0) return false;
+  uintptr_t old = atomic_exchange_explicit(&bucket->value, 0, memory_order_seq_cst);
+  if (!old) return false;
+  table->live -= 1;
+  retire(&retired_objects, (void *)(old & ~(uintptr_t)1));
+  return true;
+}
+
+intptr_t pp_published_count(pp_tree_words *words) {
+  pp_table *table = atomic_load_explicit(&words->table, memory_order_relaxed);
+  return table ? table->live : 0;
+}
+
+void *_Nullable pp_published_value(pp_tree_words *words, uintptr_t pod, uintptr_t provider) {
+  pp_table *table = atomic_load_explicit(&words->table, memory_order_relaxed);
+  if (!table) return 0;
+  pp_bucket *bucket = find(table, pod, provider);
+  return (void *)atomic_load_explicit(&bucket->value, memory_order_relaxed);
+}
+
+void pp_tree_words_destroy(pp_tree_words *words) {
+  pp_table *table = atomic_load_explicit(&words->table, memory_order_relaxed);
+  if (!table) return;
+  atomic_store_explicit(&words->table, 0, memory_order_relaxed);
+  for (uintptr_t index = 0; index <= table->mask; index++) {
+    uintptr_t value = atomic_load_explicit(&table->buckets[index].value, memory_order_relaxed);
+    if (value) swift_release((void *)(value & ~(uintptr_t)1));
+  }
+  free(table);
+}

@@ -1,0 +1,94 @@
+internal import CProviderPod
+
+/// Cached instances read without the tree's lock: a slot whose instance has been read once
+/// through the lock is *published* in its tree's table (`pp_tree_words` in `CProviderPod`),
+/// keyed by pod and provider, and every later cached resolve through that pod finds it there
+/// with no lock at all. Threads that only read cached instances then share no line that any of
+/// them writes, so reads scale with cores; the instance's own reference count is the one
+/// exception, as it is for any shared Swift reference.
+///
+/// **Unsafe code here, and the invariant it relies on.** The table holds a retained reference
+/// to each published instance (or its box), as a raw pointer tagged in its lowest bit when it
+/// is the instance itself. Sound because
+/// - the table mirrors the slots: only `Slot.publish` puts a reference there, under the lock,
+///   for the slot's current strong entry, and every change of `Slot.entry` (and a pod going
+///   away, `EngineState.release`) takes it out first, under the same lock; so a read finds the
+///   slot's current instance or nothing, and the entry's type is the provider's `Value`
+///   (see `CacheEntry`);
+/// - a read retains what it found before announcing its end, and a reference taken out of the
+///   table is released only after every read that was running then has ended
+///   (`pp_reclaim`, which `Locked.withLock` calls after unlocking when the writer retired
+///   anything): a read never retains a freed object. The C file's header gives the memory
+///   ordering argument.
+/// Nothing outside this file turns a published pointer into a reference.
+extension Slot {
+  /// Publishes the slot's instance for reads without the lock. Under the tree's lock; only a
+  /// value the pod keeps alive (not a weak one).
+  func publish() {
+    guard !isPublished, let held = heldStrongValue else { return }
+    let retained = Unmanaged.passRetained(held.reference).toOpaque()
+    pp_publish(
+      pod.gate.words, pod.address, info.key.address, held.isValue ? retained + 1 : retained)
+    isPublished = true
+  }
+
+  /// Takes the slot's instance out of the published ones. Under the tree's lock.
+  func unpublish() {
+    isPublished = false
+    _ = pp_unpublish(pod.gate.words, pod.address, info.key.address)
+  }
+}
+
+extension PodRecord {
+  /// The pod's key in its tree's table of published instances.
+  var address: UInt { UInt(bitPattern: ObjectIdentifier(self)) }
+}
+
+extension PodEngine {
+  /// The instance published for `info` in this pod, held by a reference of the caller's own;
+  /// nil when none is.
+  @inline(__always)
+  func publishedValue(of info: ProviderInfo) -> HeldValue? {
+    guard let found = pp_read(threadBuildGate.words, pod.address, info.key.address) else {
+      return nil
+    }
+    let bits = UInt(bitPattern: found)
+    let reference = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~1)!)
+      .takeRetainedValue()
+    return HeldValue(reference: reference, isValue: bits & 1 != 0)
+  }
+}
+
+/// Lets go of what this thread took out of the table of published instances, once no read can
+/// still be using it. Called after the lock is released: a release may run a deinit.
+@inline(__always)
+func reclaimPublishedValues() {
+  if pp_needs_reclaim() { pp_reclaim() }
+}
+
+extension EngineState {
+  /// The table of published instances' problems: it must hold exactly the instances of the
+  /// slots that say they are published, each the slot's current one. Under the lock.
+  func publishedValueViolations(in pods: [PodRecord]) -> [String] {
+    var problems: [String] = []
+    var published = 0
+    for pod in pods {
+      for slot in pod.slots.values where slot.isPublished {
+        published += 1
+        let found = pp_published_value(root.gate.words, pod.address, slot.info.key.address)
+        guard let held = slot.heldStrongValue, let found else {
+          problems.append("\(slot.info.name): published without a value the pod keeps")
+          continue
+        }
+        let expected = Unmanaged.passUnretained(held.reference).toOpaque()
+        if UnsafeMutableRawPointer(found) != (held.isValue ? expected + 1 : expected) {
+          problems.append("\(slot.info.name): published value is not the slot's")
+        }
+      }
+    }
+    if published != pp_published_count(root.gate.words) {
+      problems.append("the published instances are not those of the slots that say so")
+    }
+    return problems
+  }
+}
