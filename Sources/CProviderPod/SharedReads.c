@@ -33,8 +33,10 @@ typedef struct pp_reader {
   _Atomic(uintptr_t) sequence;
   _Atomic(bool) in_use;
   struct pp_reader *_Nullable next;
-  char padding[64 - sizeof(uintptr_t) - sizeof(bool) - sizeof(void *)];
 } pp_reader;
+
+enum { reader_line = 64 };
+_Static_assert(sizeof(pp_reader) <= reader_line, "a reader record fills one cache line");
 
 static _Thread_local pp_reader *_Nullable current_reader = 0;
 /// Every reader ever made; never shrinks (a thread that ends leaves its record for the next).
@@ -66,9 +68,10 @@ static pp_reader *make_reader(void) {
     }
   }
   if (!reader) {
-    reader = aligned_alloc(64, sizeof(pp_reader));
-    if (!reader) abort();
-    memset(reader, 0, sizeof(pp_reader));
+    void *line = 0;
+    if (posix_memalign(&line, reader_line, reader_line) != 0) abort();
+    memset(line, 0, reader_line);
+    reader = line;
     atomic_init(&reader->sequence, 0);
     atomic_init(&reader->in_use, true);
     pp_reader *head = atomic_load_explicit(&readers, memory_order_relaxed);
