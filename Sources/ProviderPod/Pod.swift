@@ -111,7 +111,7 @@ public final class Pod: Sendable {
   ///   - isolation: The caller's actor, filled in by the compiler: main-actor `onDiscard`
   ///     hooks run at once when it is the main actor.
   ///   - build: The replacement builder.
-  public func overrideProvider<Value>(
+  public func overrideProvider<Value: Sendable>(
     _ provider: Provider<Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,
@@ -124,7 +124,7 @@ public final class Pod: Sendable {
   ///
   /// The value is cached in the provider's scope; the provider's earlier instance and
   /// everything built from it are discarded.
-  public func overrideProvider<Value>(
+  public func overrideProvider<Value: Sendable>(
     _ provider: Provider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {
@@ -156,7 +156,7 @@ public final class Pod: Sendable {
   ///   - isolation: The caller's actor, filled in by the compiler: main-actor `onDiscard`
   ///     hooks run at once when it is the main actor.
   ///   - build: The replacement builder.
-  public func overrideProvider<Argument, Value>(
+  public func overrideProvider<Argument, Value: Sendable>(
     _ family: ProviderFamily<Argument, Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,

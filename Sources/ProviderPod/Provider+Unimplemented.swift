@@ -33,7 +33,7 @@ extension Provider {
     fileID: String = #fileID,
     line: Int = #line,
     column: Int = #column
-  ) -> Provider<Value> {
+  ) -> Provider<Value> where Value: Sendable {
     let label = unimplementedLabel(
       name: name, typeName: "\(Value.self)", fileID: fileID, line: line)
     return Provider(scope: scope, name: name, fileID: fileID, line: line, column: column) { _ in
