@@ -105,6 +105,10 @@ public final class Pod: Sendable {
   /// pod.overrideProvider(httpClientProvider) { _ in FakeHTTPClient() }
   /// ```
   ///
+  /// A value that is not `Sendable` is overridden without a scope, by
+  /// ``overrideProvider(_:isolation:with:)-(Provider<Value>,_,_)``: its provider builds one for
+  /// each resolve, and so does the override.
+  ///
   /// - Parameters:
   ///   - provider: The provider to override.
   ///   - scope: The scope for the override's instances; the provider's own scope if nil.
@@ -123,7 +127,8 @@ public final class Pod: Sendable {
   /// Resolves the provider to `value` in this pod from now on.
   ///
   /// The value is cached in the provider's scope; the provider's earlier instance and
-  /// everything built from it are discarded.
+  /// everything built from it are discarded. Every resolve gets this one value, so it must
+  /// be `Sendable`.
   public func overrideProvider<Value: Sendable>(
     _ provider: Provider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation

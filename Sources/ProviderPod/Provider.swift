@@ -52,8 +52,7 @@ public final class Provider<Value>: Sendable {
   ///
   /// The value must be `Sendable`: a pod is shared by every thread, and a scope that caches
   /// hands one instance to every caller. For a value that is not, see
-  /// ``init(scope:name:onDiscard:fileID:line:column:_:)-(AlwaysCreateNewScope,_,_,_,_,_,_)``
-  /// and <doc:Concurrency>.
+  /// ``init(scope:name:fileID:line:column:_:)`` and <doc:Concurrency>.
   ///
   /// - Parameters:
   ///   - scope: How long instances are cached. ``SingletonScope`` by default.
