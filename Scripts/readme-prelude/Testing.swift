@@ -31,8 +31,8 @@ struct SignUpFlowScope: ProviderScope {
   var children: [any ProviderScope] { [EmailStepScope()] }
 }
 struct EmailStepScope: ProviderScope {}
-final class SignUpSession {}
-final class EmailForm {
+final class SignUpSession: Sendable {}
+final class EmailForm: Sendable {
   init(session: SignUpSession) {}
 }
 let sessionProvider = Provider(scope: SignUpFlowScope(), name: "sessionProvider") { _ in

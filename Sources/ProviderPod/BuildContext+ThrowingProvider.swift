@@ -9,7 +9,7 @@ extension BuildContext {
 
   /// Builds the throwing provider with `build` in this pod from now on, discarding its cached
   /// instance and everything built from it.
-  public func overrideProvider<Value>(
+  public func overrideProvider<Value: Sendable>(
     _ provider: ThrowingProvider<Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,
@@ -19,7 +19,7 @@ extension BuildContext {
   }
 
   /// Resolves the throwing provider to `value` in this pod from now on.
-  public func overrideProvider<Value>(
+  public func overrideProvider<Value: Sendable>(
     _ provider: ThrowingProvider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {

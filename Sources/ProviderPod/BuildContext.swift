@@ -27,7 +27,7 @@ public struct BuildContext: ProviderResolver, Sendable {
   }
 
   /// Overrides the provider in the pod, as ``Pod`` does.
-  public func overrideProvider<Value>(
+  public func overrideProvider<Value: Sendable>(
     _ provider: Provider<Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,
@@ -37,7 +37,7 @@ public struct BuildContext: ProviderResolver, Sendable {
   }
 
   /// Resolves the provider to `value` in the pod from now on, as ``Pod`` does.
-  public func overrideProvider<Value>(
+  public func overrideProvider<Value: Sendable>(
     _ provider: Provider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {
@@ -52,7 +52,7 @@ public struct BuildContext: ProviderResolver, Sendable {
   }
 
   /// Overrides every member of the family, as ``Pod`` does.
-  public func overrideProvider<Argument, Value>(
+  public func overrideProvider<Argument, Value: Sendable>(
     _ family: ProviderFamily<Argument, Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,

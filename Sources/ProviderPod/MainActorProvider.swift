@@ -60,12 +60,12 @@ public final class MainActorProvider<Value>: Sendable {
     scope: (any ProviderScope)? = nil,
     with build: @escaping @MainActor @Sendable (BuildContext) -> Value
   ) -> ProviderOverride {
-    provider.override(scope: scope, with: Self.isolated(build))
+    ProviderOverride(TypedOverride(provider: provider, scope: scope, build: Self.isolated(build)))
   }
 
   /// An override for ``Pod/init(overrides:observer:)`` that always resolves to `value`.
   public func override(withValue value: Value) -> ProviderOverride {
-    provider.override(withValue: value)
+    ProviderOverride(TypedOverride(provider: provider, value: value))
   }
 }
 

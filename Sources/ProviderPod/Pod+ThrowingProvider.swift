@@ -8,7 +8,7 @@ extension Pod {
 
   /// Builds the throwing provider with `build` in this pod from now on, discarding its cached
   /// instance and everything built from it.
-  public func overrideProvider<Value>(
+  public func overrideProvider<Value: Sendable>(
     _ provider: ThrowingProvider<Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,
@@ -18,7 +18,7 @@ extension Pod {
   }
 
   /// Resolves the throwing provider to `value` in this pod from now on.
-  public func overrideProvider<Value>(
+  public func overrideProvider<Value: Sendable>(
     _ provider: ThrowingProvider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {

@@ -105,13 +105,17 @@ public final class Pod: Sendable {
   /// pod.overrideProvider(httpClientProvider) { _ in FakeHTTPClient() }
   /// ```
   ///
+  /// A value that is not `Sendable` is overridden without a scope, by
+  /// ``overrideProvider(_:isolation:with:)-(Provider<Value>,_,_)``: its provider builds one for
+  /// each resolve, and so does the override.
+  ///
   /// - Parameters:
   ///   - provider: The provider to override.
   ///   - scope: The scope for the override's instances; the provider's own scope if nil.
   ///   - isolation: The caller's actor, filled in by the compiler: main-actor `onDiscard`
   ///     hooks run at once when it is the main actor.
   ///   - build: The replacement builder.
-  public func overrideProvider<Value>(
+  public func overrideProvider<Value: Sendable>(
     _ provider: Provider<Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,
@@ -123,8 +127,9 @@ public final class Pod: Sendable {
   /// Resolves the provider to `value` in this pod from now on.
   ///
   /// The value is cached in the provider's scope; the provider's earlier instance and
-  /// everything built from it are discarded.
-  public func overrideProvider<Value>(
+  /// everything built from it are discarded. Every resolve gets this one value, so it must
+  /// be `Sendable`.
+  public func overrideProvider<Value: Sendable>(
     _ provider: Provider<Value>, withValue value: Value,
     isolation: isolated (any Actor)? = #isolation
   ) {
@@ -156,7 +161,7 @@ public final class Pod: Sendable {
   ///   - isolation: The caller's actor, filled in by the compiler: main-actor `onDiscard`
   ///     hooks run at once when it is the main actor.
   ///   - build: The replacement builder.
-  public func overrideProvider<Argument, Value>(
+  public func overrideProvider<Argument, Value: Sendable>(
     _ family: ProviderFamily<Argument, Value>,
     scope: (any ProviderScope)? = nil,
     isolation: isolated (any Actor)? = #isolation,

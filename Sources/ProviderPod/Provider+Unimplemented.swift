@@ -19,6 +19,7 @@ extension Provider {
   ///
   /// Put it in a scope that requires an owning pod, as above, and the request's data can only
   /// be resolved through a request's pod, never cached where the next request would find it.
+  /// The value must be `Sendable`: a pod gives it to every caller.
   ///
   /// - Parameters:
   ///   - scope: Where the given value is cached; usually the scope of the pods that give it.
@@ -33,7 +34,7 @@ extension Provider {
     fileID: String = #fileID,
     line: Int = #line,
     column: Int = #column
-  ) -> Provider<Value> {
+  ) -> Provider<Value> where Value: Sendable {
     let label = unimplementedLabel(
       name: name, typeName: "\(Value.self)", fileID: fileID, line: line)
     return Provider(scope: scope, name: name, fileID: fileID, line: line, column: column) { _ in

@@ -50,6 +50,10 @@ public final class Provider<Value>: Sendable {
   /// }
   /// ```
   ///
+  /// The value must be `Sendable`: a pod is shared by every thread, and a scope that caches
+  /// hands one instance to every caller. For a value that is not, see
+  /// ``init(scope:name:fileID:line:column:_:)`` and <doc:Concurrency>.
+  ///
   /// - Parameters:
   ///   - scope: How long instances are cached. ``SingletonScope`` by default.
   ///   - name: A name for events and cycle reports. By default the value type and the
@@ -66,7 +70,7 @@ public final class Provider<Value>: Sendable {
   ///   - build: Builds the value. It receives a ``BuildContext``, which resolves like the pod
   ///     and records what the value was built from:
   ///     `{ pod in API(client: pod.resolve(httpClientProvider)) }`.
-  public init(
+  public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
     onDiscard: (@Sendable (Value) -> Void)? = nil,
@@ -74,6 +78,22 @@ public final class Provider<Value>: Sendable {
     line: Int = #line,
     column: Int = #column,
     _ build: @escaping @Sendable (BuildContext) -> Value
+  ) where Value: Sendable {
+    self.init(
+      anyScope: scope, name: name, onDiscard: onDiscard, fileID: fileID, line: line,
+      column: column, build: build)
+  }
+
+  /// A provider declared by its user, in any scope: the public initializers decide which
+  /// scopes a value type may have.
+  init(
+    anyScope scope: any ProviderScope,
+    name: String?,
+    onDiscard: (@Sendable (Value) -> Void)?,
+    fileID: String,
+    line: Int,
+    column: Int,
+    build: @escaping @Sendable (BuildContext) -> Value
   ) {
     self.info = ProviderInfo(
       givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
@@ -119,15 +139,16 @@ public final class Provider<Value>: Sendable {
   public func override(
     scope: (any ProviderScope)? = nil,
     with build: @escaping @Sendable (BuildContext) -> Value
-  ) -> ProviderOverride {
+  ) -> ProviderOverride where Value: Sendable {
     ProviderOverride(TypedOverride(provider: self, scope: scope, build: build))
   }
 
   /// An override for ``Pod/init(overrides:observer:)`` that always resolves to `value`.
   ///
   /// The value is cached in the provider's scope like a built one, so clearing that scope
-  /// still discards what was built from it.
-  public func override(withValue value: Value) -> ProviderOverride {
+  /// still discards what was built from it. Every caller gets this one value, so it must be
+  /// `Sendable`, whatever the provider's scope.
+  public func override(withValue value: Value) -> ProviderOverride where Value: Sendable {
     ProviderOverride(TypedOverride(provider: self, value: value))
   }
 }

@@ -37,6 +37,9 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
 
   /// Creates a family of providers.
   ///
+  /// The value must be `Sendable`, as a ``Provider``'s must; for one that is not, see
+  /// ``init(scope:name:fileID:line:column:_:)``.
+  ///
   /// - Parameters:
   ///   - scope: How long each member's instance is cached. ``SingletonScope`` by default.
   ///   - name: The family's name. By default the value type and the declaration's location.
@@ -46,7 +49,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   ///   - line: Where the family is declared; filled in by the compiler.
   ///   - column: Where the family is declared; filled in by the compiler.
   ///   - build: Builds a member's value from the pod and the member's argument.
-  public init(
+  public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
     onDiscard: (@Sendable (Value) -> Void)? = nil,
@@ -54,6 +57,22 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
     line: Int = #line,
     column: Int = #column,
     _ build: @escaping @Sendable (BuildContext, Argument) -> Value
+  ) where Value: Sendable {
+    self.init(
+      anyScope: scope, name: name, onDiscard: onDiscard, fileID: fileID, line: line,
+      column: column, build: build)
+  }
+
+  /// A family declared by its user, in any scope: the public initializers decide which scopes
+  /// a value type may have.
+  init(
+    anyScope scope: any ProviderScope,
+    name: String?,
+    onDiscard: (@Sendable (Value) -> Void)?,
+    fileID: String,
+    line: Int,
+    column: Int,
+    build: @escaping @Sendable (BuildContext, Argument) -> Value
   ) {
     info = FamilyInfo(
       name: name, typeName: "\(Value.self)",
@@ -88,7 +107,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   public func override(
     scope: (any ProviderScope)? = nil,
     with build: @escaping @Sendable (BuildContext, Argument) -> Value
-  ) -> ProviderOverride {
+  ) -> ProviderOverride where Value: Sendable {
     ProviderOverride(TypedFamilyOverride(family: self, scope: scope, build: build))
   }
 

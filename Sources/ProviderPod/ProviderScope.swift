@@ -57,6 +57,10 @@ extension ProviderScope {
 /// ```swift
 /// let requestIDProvider = Provider(scope: AlwaysCreateNewScope()) { _ in UUID() }
 /// ```
+///
+/// Each caller gets an instance of its own, so this is the scope for a value that is not
+/// `Sendable`: every other scope hands one instance to every caller, and needs a `Sendable`
+/// one.
 public struct AlwaysCreateNewScope: ProviderScope {
   /// Creates the scope.
   public init() {}

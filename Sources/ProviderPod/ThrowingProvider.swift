@@ -31,6 +31,9 @@ public final class ThrowingProvider<Value>: Sendable {
 
   /// Creates a provider whose builder may throw.
   ///
+  /// The value must be `Sendable`, as a ``Provider``'s must; for one that is not, see
+  /// ``init(scope:name:fileID:line:column:_:)``.
+  ///
   /// - Parameters:
   ///   - scope: Where the pod caches a successfully built instance.
   ///   - name: A name for messages and events; the value type and where the provider is
@@ -40,7 +43,7 @@ public final class ThrowingProvider<Value>: Sendable {
   ///   - line: Where the provider is declared; filled in by the compiler.
   ///   - column: Where the provider is declared; filled in by the compiler.
   ///   - build: Builds the value, or throws.
-  public init(
+  public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
     onDiscard: (@Sendable (Value) -> Void)? = nil,
@@ -48,6 +51,22 @@ public final class ThrowingProvider<Value>: Sendable {
     line: Int = #line,
     column: Int = #column,
     _ build: @escaping @Sendable (BuildContext) throws -> Value
+  ) where Value: Sendable {
+    self.init(
+      anyScope: scope, name: name, onDiscard: onDiscard, fileID: fileID, line: line,
+      column: column, build: build)
+  }
+
+  /// A provider declared by its user, in any scope: the public initializers decide which
+  /// scopes a value type may have.
+  init(
+    anyScope scope: any ProviderScope,
+    name: String?,
+    onDiscard: (@Sendable (Value) -> Void)?,
+    fileID: String,
+    line: Int,
+    column: Int,
+    build: @escaping @Sendable (BuildContext) throws -> Value
   ) {
     // Named and placed like a provider of `Value`, not of the `Result` it holds.
     provider = Provider(
@@ -87,12 +106,12 @@ public final class ThrowingProvider<Value>: Sendable {
   public func override(
     scope: (any ProviderScope)? = nil,
     with build: @escaping @Sendable (BuildContext) throws -> Value
-  ) -> ProviderOverride {
+  ) -> ProviderOverride where Value: Sendable {
     provider.override(scope: scope, with: ThrowingProvider.uncachedOnFailure(build))
   }
 
   /// Resolves the provider to `value` in the pod, for ``Pod/init(overrides:observer:)``.
-  public func override(withValue value: Value) -> ProviderOverride {
+  public func override(withValue value: Value) -> ProviderOverride where Value: Sendable {
     let box = UncheckedSendable(value: value)
     return provider.override { _ in .success(box.value) }
   }

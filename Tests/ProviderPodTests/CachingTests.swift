@@ -102,10 +102,10 @@ struct CachingTests {
     #expect(counter.value == 1)
   }
 
-  @Test("Any, Void, tuples, structs, existentials and functions are cached")
+  @Test("any Sendable, Void, tuples, structs, existentials and functions are cached")
   func everyKindOfValue() {
     let counter = Counter()
-    let anyProvider = Provider<Any> { _ in counter.next() }
+    let anyProvider = Provider<any Sendable> { _ in counter.next() }
     let voidProvider = Provider<Void> { _ in counter.next() }
     let tupleProvider = Provider<(Int, String)> { _ in (counter.next(), "t") }
     let structProvider = Provider { _ in Point(x: counter.next(), y: 0) }
@@ -129,12 +129,12 @@ struct CachingTests {
     #expect(counter.value == 6)
   }
 
-  @Test("an Any provider holding nil is cached")
+  @Test("an any Sendable provider holding nil is cached")
   func anyHoldingNil() {
     let counter = Counter()
-    let provider = Provider<Any> { _ in
+    let provider = Provider<any Sendable> { _ in
       counter.next()
-      return Int?.none as Any
+      return Int?.none as any Sendable
     }
     let pod = Pod()
     _ = pod.resolve(provider)

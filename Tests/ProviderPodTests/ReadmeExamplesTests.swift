@@ -6,14 +6,15 @@ import Testing
 
 // MARK: The 30-second tour
 
-private class HTTPClient {}
-private final class FakeHTTPClient: HTTPClient {}
-private final class API {
-  let client: HTTPClient
-  init(client: HTTPClient) { self.client = client }
+private protocol HTTPClient: Sendable {}
+private struct LiveHTTPClient: HTTPClient {}
+private struct FakeHTTPClient: HTTPClient {}
+private final class API: Sendable {
+  let client: any HTTPClient
+  init(client: any HTTPClient) { self.client = client }
 }
 
-private let httpClientProvider = Provider { _ in HTTPClient() }
+private let httpClientProvider = Provider<any HTTPClient> { _ in LiveHTTPClient() }
 private let apiProvider = Provider { pod in API(client: pod.resolve(httpClientProvider)) }
 
 // MARK: Providers, scopes and the tree
@@ -24,7 +25,7 @@ private struct Configuration: Equatable {
   static let staging = Configuration(host: "staging.example.com")
 }
 
-private final class SignUpSession {
+private final class SignUpSession: Sendable {
   let configuration: Configuration
   init(configuration: Configuration) { self.configuration = configuration }
   static var empty: SignUpSession { SignUpSession(configuration: .staging) }
@@ -36,11 +37,11 @@ private struct SignUpFlowScope: ProviderScope {
 private struct EmailStepScope: ProviderScope {}
 private struct ProfileStepScope: ProviderScope {}
 
-private final class EmailForm {
+private final class EmailForm: Sendable {
   let session: SignUpSession
   init(session: SignUpSession) { self.session = session }
 }
-private final class SignUpAnalytics {
+private final class SignUpAnalytics: Sendable {
   let session: SignUpSession
   init(session: SignUpSession) { self.session = session }
 }
@@ -52,7 +53,7 @@ private struct RequestID: Hashable {
     return RequestID(value: counter)
   }
 }
-private final class ImageCache {}
+private final class ImageCache: Sendable {}
 
 private let configurationProvider = Provider { _ in Configuration.production }
 private let sessionProvider = Provider(scope: SignUpFlowScope(), name: "sessionProvider") {

@@ -2,15 +2,16 @@ import ProviderPod
 import Testing
 
 // Declared the way users will: globals next to their types, in Swift 6 mode with complete
-// strict concurrency. This file compiling without warnings is half of the test.
+// strict concurrency. This file compiling without warnings is half of the test. What a pod may
+// hand to several callers is Sendable; what is not Sendable is built anew for each resolve.
 
 /// A non-Sendable class with mutable state, the common case in app code.
 final class FormState {
   var email = ""
 }
 
-/// A protocol existential.
-protocol Analytics {
+/// A protocol existential; what a pod shares must be Sendable, so the protocol says so.
+protocol Analytics: AnyObject, Sendable {
   func track(_ event: String) -> String
 }
 
@@ -18,7 +19,7 @@ final class ConsoleAnalytics: Analytics {
   func track(_ event: String) -> String { "tracked \(event)" }
 }
 
-/// A non-Sendable class built from other providers.
+/// A non-Sendable class built from other providers, shared ones and its own.
 final class SignUpModel {
   let form: FormState
   let analytics: any Analytics
@@ -31,9 +32,9 @@ final class SignUpModel {
   }
 }
 
-let formStateProvider = Provider(scope: StepScope()) { _ in FormState() }
+let formStateProvider = Provider(scope: AlwaysCreateNewScope()) { _ in FormState() }
 let appAnalyticsProvider = Provider<any Analytics> { _ in ConsoleAnalytics() }
-let idFactoryProvider = Provider<() -> Int> { _ in
+let idFactoryProvider = Provider<() -> Int>(scope: AlwaysCreateNewScope()) { _ in
   var next = 0
   return {
     next += 1
@@ -41,7 +42,7 @@ let idFactoryProvider = Provider<() -> Int> { _ in
   }
 }
 let sendableClosureProvider = Provider<@Sendable (Int) -> Int> { _ in { $0 * 2 } }
-let signUpModelProvider = Provider(scope: StepScope()) { pod in
+let signUpModelProvider = Provider(scope: AlwaysCreateNewScope()) { pod in
   SignUpModel(
     form: pod.resolve(formStateProvider),
     analytics: pod.resolve(appAnalyticsProvider),
@@ -50,31 +51,39 @@ let signUpModelProvider = Provider(scope: StepScope()) { pod in
 
 @Suite("Strict concurrency declarations")
 struct StrictConcurrencyDeclarationTests {
-  @Test("providers of non-Sendable classes, existentials and closures resolve and cache")
+  @Test("non-Sendable classes and closures are each caller's own; Sendable ones are cached")
   func nonSendableValues() {
     let pod = Pod()
     let model = pod.resolve(signUpModelProvider)
     model.form.email = "ada@example.com"
-    #expect(pod.resolve(formStateProvider).email == "ada@example.com")
+    let other = pod.resolve(signUpModelProvider)
+    #expect(other.form !== model.form)
+    #expect(other.form.email == "")
+    #expect(other.analytics === model.analytics)  // the cached, Sendable one
     #expect(model.analytics.track("start") == "tracked start")
     #expect(model.makeID() == 1)
-    #expect(pod.resolve(idFactoryProvider)() == 2)  // the same cached closure
+    #expect(model.makeID() == 2)
+    #expect(other.makeID() == 1)  // a counter of its own
     #expect(pod.resolve(sendableClosureProvider)(21) == 42)
   }
 
-  @Test("overrides accept non-Sendable values")
-  func nonSendableOverrides() {
+  @Test("overrides replace Sendable values, and non-Sendable ones with a new one per resolve")
+  func overrides() {
     final class FakeAnalytics: Analytics {
       func track(_ event: String) -> String { "fake \(event)" }
     }
-    let form = FormState()
-    form.email = "preset"
     let pod = Pod(overrides: [
       appAnalyticsProvider.override { _ in FakeAnalytics() },
-      formStateProvider.override(withValue: form),
+      formStateProvider.override { _ in
+        let form = FormState()
+        form.email = "preset"
+        return form
+      },
     ])
-    #expect(pod.resolve(signUpModelProvider).analytics.track("x") == "fake x")
-    #expect(pod.resolve(signUpModelProvider).form === form)
+    let model = pod.resolve(signUpModelProvider)
+    #expect(model.analytics.track("x") == "fake x")
+    #expect(model.form.email == "preset")
+    #expect(pod.resolve(signUpModelProvider).form !== model.form)
   }
 
   @Test("a pod is usable from a task and a detached task")
