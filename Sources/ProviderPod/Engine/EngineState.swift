@@ -29,6 +29,10 @@ struct EngineState {
   var lentThreadBuilds: [ObjectIdentifier: Frame] = [:]
   /// Whether always-new builds through the root may skip the lock; kept up to date here.
   let threadBuildGate = ThreadBuildGate.make()
+  #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+    /// When the automatic check of the bookkeeping runs next, and what it has cost so far.
+    var invariantChecks = InvariantChecks()
+  #endif
 
   init(root: PodRecord) {
     self.root = root
