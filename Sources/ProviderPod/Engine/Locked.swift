@@ -42,13 +42,15 @@ final class Locked<State>: @unchecked Sendable {
     #else
       lock = .allocate(capacity: 1)
       lock.initialize(to: pthread_mutex_t())
-      pthread_mutex_init(lock, nil)
+      let status = pthread_mutex_init(lock, nil)
+      precondition(status == 0, "ProviderPod: pthread_mutex_init failed with error \(status)")
     #endif
   }
 
   deinit {
     #if !canImport(Darwin)
-      pthread_mutex_destroy(lock)
+      let status = pthread_mutex_destroy(lock)
+      precondition(status == 0, "ProviderPod: pthread_mutex_destroy failed with error \(status)")
     #endif
     lock.deinitialize(count: 1)
     lock.deallocate()
@@ -62,8 +64,15 @@ final class Locked<State>: @unchecked Sendable {
       os_unfair_lock_lock(lock)
       defer { os_unfair_lock_unlock(lock) }
     #else
-      pthread_mutex_lock(lock)
-      defer { pthread_mutex_unlock(lock) }
+      // Checked as swift-nio's `NIOLock` checks them: a lock that failed guards nothing, so
+      // the program stops here rather than go on touching the state unguarded.
+      let locked = pthread_mutex_lock(lock)
+      precondition(locked == 0, "ProviderPod: pthread_mutex_lock failed with error \(locked)")
+      defer {
+        let unlocked = pthread_mutex_unlock(lock)
+        precondition(
+          unlocked == 0, "ProviderPod: pthread_mutex_unlock failed with error \(unlocked)")
+      }
     #endif
     return try body(&state.pointee)
   }
