@@ -7,9 +7,9 @@ import Testing
 // in debug with thousands of live request pods, or a deep chain of pods going away, would
 // otherwise slow down with the square of its pods. Counted in pods and slots visited, not
 // timed. With `PROVIDERPOD_INTERNAL_CHECKS` every change checks the whole tree on purpose.
-#if DEBUG && !PROVIDERPOD_INTERNAL_CHECKS
-  @Suite("The debug build's automatic bookkeeping check")
-  struct AutomaticCheckCostTests {
+@Suite("The automatic bookkeeping check")
+struct AutomaticCheckCostTests {
+  #if DEBUG && !PROVIDERPOD_INTERNAL_CHECKS
     /// What the check may visit per change on average: a few times the 32 pods and slots a
     /// whole check of a small tree visits. Checking the whole tree of 4,000 pods after each
     /// change visited 2,000 per change on average.
@@ -45,5 +45,20 @@ import Testing
       #expect(work < 4_000 * Self.workPerChange)
       #expect(root.childCount == 0)
     }
-  }
-#endif
+  #endif
+
+  #if PROVIDERPOD_INTERNAL_CHECKS
+    @Test("built with PROVIDERPOD_INTERNAL_CHECKS, every change checks the whole tree")
+    func internalChecksCoverEveryChange() {
+      let pod = Pod()
+      let providers = (0..<100).map { instanceProvider("p\($0)", scope: StepScope()) }
+      for provider in providers { _ = pod.resolve(provider) }
+      for _ in 0..<10 {
+        let before = pod.invariantCheckWork
+        pod.clearCachedInstance(of: providers[0])
+        // The pod and its 100 slots, after a change that touched one of them.
+        #expect(pod.invariantCheckWork - before == 101)
+      }
+    }
+  #endif
+}
