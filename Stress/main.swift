@@ -41,7 +41,8 @@ for scenario in chosen {
   operations += report.operations
   failures += report.failures
   let verdict = report.failures == 0 ? "ok" : "\(report.failures) FAILURES"
-  say("\(scenario.name): \(report.operations) operations in \(took), \(verdict)")
+  let notes = report.notes.map { ", \($0)" }.joined()
+  say("\(scenario.name): \(report.operations) operations in \(took)\(notes), \(verdict)")
 }
 say("PodStress: \(chosen.count) scenarios, \(operations) operations, \(failures) failures")
 exit(failures == 0 ? 0 : 1)

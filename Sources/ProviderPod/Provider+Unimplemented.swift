@@ -37,8 +37,9 @@ extension Provider {
   ) -> Provider<Value> where Value: Sendable {
     let label = unimplementedLabel(
       name: name, typeName: "\(Value.self)", fileID: fileID, line: line)
-    return Provider(scope: scope, name: name, fileID: fileID, line: line, column: column) { _ in
-      fatalError(unimplementedReport(label: label, valueType: "\(Value.self)"))
+    return Provider(scope: scope, name: name, fileID: fileID, line: line, column: column) {
+      context in
+      fatalError(unimplementedReport(label: label, askedBy: context.askingProviderLabel))
     }
   }
 }
@@ -57,8 +58,8 @@ extension AsyncProvider {
     let label = unimplementedLabel(
       name: name, typeName: "\(Value.self)", fileID: fileID, line: line)
     return AsyncProvider(scope: scope, name: name, fileID: fileID, line: line, column: column) {
-      _ in
-      fatalError(unimplementedReport(label: label, valueType: "\(Value.self)"))
+      context in
+      fatalError(unimplementedReport(label: label, askedBy: context.askingProviderLabel))
     }
   }
 }
@@ -70,10 +71,24 @@ private func unimplementedLabel(name: String?, typeName: String, fileID: String,
   "\(name ?? typeName) (\(declarationSite(fileID: fileID, line: line)))"
 }
 
-private func unimplementedReport(label: String, valueType: String) -> String {
-  """
-  ProviderPod: \(label) has no builder of its own, and no pod that resolved it gives its \
-  value. Give it to the pod that needs it with an override, for example \
-  Pod(parent: pod, scopes: [...], overrides: [provider.override(withValue: value)]).
-  """
+/// What a resolve of a provider without a builder stops with: the provider, who asked for
+/// it, and the fix.
+private func unimplementedReport(label: String, askedBy asker: String?) -> String {
+  let asked =
+    asker.map { "\($0) asked for it" } ?? "it was resolved through a pod, not from a builder"
+  return """
+    ProviderPod: \(label) has no builder of its own, and no pod that resolved it gives its \
+    value (\(asked)). Give it to the pod that needs it with an override, for example \
+    Pod(parent: pod, scopes: [...], overrides: [provider.override(withValue: value)]).
+    """
+}
+
+extension BuildContext {
+  /// The provider whose build resolved this one, as cycle reports name it (`greeting
+  /// (Routes.swift:12)`); nil when it was resolved through a pod, from no build. Read under
+  /// the lock: that build may be ending on another thread (a task its builder started).
+  fileprivate var askingProviderLabel: String? {
+    let frame = self.frame
+    return engine.state.withLock { _ in frame.parent?.info?.cycleLabel }
+  }
 }

@@ -20,6 +20,9 @@ let allScenarios: [Scenario] = [
   NestedThreadBuilds.scenario,
   LentContexts.scenario,
   ThreadEnds.scenario,
+  ParentSweeps.scenario,
+  InvalidatedAlwaysNew.scenario,
+  ReleasedMidBuild.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing

@@ -12,6 +12,7 @@ final class Report: Sendable {
   private struct State {
     var operations = 0
     var failures = 0
+    var notes: [String] = []
   }
 
   /// Only the first few violations are printed: one broken invariant in a loop would
@@ -22,6 +23,10 @@ final class Report: Sendable {
 
   var operations: Int { state.value.operations }
   var failures: Int { state.value.failures }
+  /// What the scenario measured, for its summary line.
+  var notes: [String] { state.value.notes }
+
+  func note(_ text: String) { state.withLock { $0.notes.append(text) } }
 
   /// Threads count locally and add their total once, so that counting does not serialise
   /// the loops being raced.

@@ -17,6 +17,7 @@ private let currentRequestLine = #line - 2
 private let greetingProvider = Provider(scope: RequestDataScope(), name: "greeting") { pod in
   "hello from \(pod.resolve(currentRequestProvider).path)"
 }
+private let greetingLine = #line - 3
 private let asyncTokenProvider = AsyncProvider<String>.unimplemented(name: "token")
 
 @Suite("Providers whose value each pod is given")
@@ -42,7 +43,7 @@ struct UnimplementedProviderTests {
     #expect(try await pod.resolve(asyncTokenProvider) == "secret")
   }
 
-  @Test("resolved where no pod gives it, it stops, naming itself and how to give it")
+  @Test("resolved where no pod gives it, it stops, naming itself, who asked and how to give it")
   func missingValueStops() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let app = Pod()
@@ -52,7 +53,21 @@ struct UnimplementedProviderTests {
     #expect(
       message.contains(
         "currentRequest (UnimplementedProviderTests.swift:\(currentRequestLine)) has no builder"))
+    #expect(
+      message.contains("(greeting (UnimplementedProviderTests.swift:\(greetingLine)) asked for it)")
+    )
     #expect(message.contains("overrides: [provider.override(withValue: value)]"))
+  }
+
+  @Test("resolved through a pod itself, it stops, saying no build asked for it")
+  func missingValueResolvedDirectlyStops() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let app = Pod()
+      _ = Pod(parent: app, scopes: [RequestDataScope()]).resolve(currentRequestProvider)
+    }
+    let message = standardError(result)
+    #expect(message.contains("currentRequest (UnimplementedProviderTests.swift:"))
+    #expect(message.contains("(it was resolved through a pod, not from a builder)"))
   }
 
   @Test("an async one stops the same way")

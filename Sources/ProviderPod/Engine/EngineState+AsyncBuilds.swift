@@ -109,10 +109,11 @@ extension EngineState {
   }
 
   /// A caller is done waiting for `build`: forgets its wait, and, when it got the value from
-  /// inside a build of its own, records what that build now depends on. Nothing is left to
-  /// do after the lock.
+  /// inside a build of its own, records what that build now depends on. What it lets go of
+  /// (slots swept to make room) is left in `released`, to be dropped after the lock.
   mutating func endWait(
-    for build: AnyAsyncBuild, waitID: Int?, caller: Frame?, gotValue: Bool
+    for build: AnyAsyncBuild, waitID: Int?, caller: Frame?, gotValue: Bool,
+    released: inout [AnyObject]
   ) {
     if let waitID { waits[waitID] = nil }
     guard let caller, caller.isBuilding, let owner = caller.owner, gotValue else { return }
@@ -124,9 +125,10 @@ extension EngineState {
       recordDependency(on: slot, from: caller)
     } else if let dependencies = build.uncachedDependencies, let own = build.uncachedSlot {
       for dependency in dependencies {
-        recordDependency(on: slot(for: dependency.info, in: dependency.pod), from: caller)
+        recordDependency(
+          on: dependency.info, in: dependency.pod, from: caller, released: &released)
       }
-      recordDependency(on: slot(for: own.info, in: own.pod), from: caller)
+      recordDependency(on: own.info, in: own.pod, from: caller, released: &released)
     } else {
       owner.invalidate()
     }

@@ -39,7 +39,8 @@ extension EngineState {
       var dependencies: [Slot] = []
       swap(&dependencies, &frame.dependencies)
       let home = Self.home(placedIn: slot, builtFrom: dependencies)
-      let homeSlot = home === slot.pod ? slot : self.slot(for: slot.info, in: home)
+      let homeSlot =
+        home === slot.pod ? slot : self.slot(for: slot.info, in: home, released: &released)
       // Moved below the pod it was placed in: a clear of its scope in the pod it went
       // through, while it ran, makes it stale there too.
       if home !== slot.pod, let scope = frame.clearableScope, let requester = frame.pod,
@@ -104,7 +105,7 @@ extension EngineState {
             home.isAncestor(ofOrSameAs: requester),
             requester.slots[slot.key].map({ $0.entry == nil && $0.build == nil }) ?? true
           {
-            let link = self.slot(for: slot.info, in: requester)
+            let link = self.slot(for: slot.info, in: requester, released: &released)
             link.entry = entry
             link.linkTarget = homeSlot
             addDependent(link, on: homeSlot)

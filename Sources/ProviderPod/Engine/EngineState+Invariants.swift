@@ -1,28 +1,55 @@
 extension EngineState {
-  /// In debug builds, stops on the first broken invariant after a change, a finished build or
-  /// a pod going away, the way swift-collections' `_checkInvariants()` does: a bookkeeping bug
-  /// shows where it happens rather than as a stale instance much later. Release builds pay
-  /// nothing. The whole tree is walked, so only small trees are checked (`debugCheckLimit`
-  /// slots: a unit test's worth; larger ones made the checks dominate the test suite's time,
-  /// under the thread sanitizer most). Larger trees are left to the tests that ask
-  /// `invariantViolations` at chosen points.
+  /// Stops on the first broken invariant after a change, a finished build or a pod going away,
+  /// the way swift-collections' `_checkInvariants()` does: a bookkeeping bug shows where it
+  /// happens rather than as a stale instance much later.
+  ///
+  /// - Built with `PROVIDERPOD_INTERNAL_CHECKS` (`-Xswiftc -DPROVIDERPOD_INTERNAL_CHECKS`, in
+  ///   any configuration, as swift-collections' `COLLECTIONS_INTERNAL_CHECKS`): the whole tree
+  ///   after every change, whatever its size. A tree of n pods then costs n per change; for
+  ///   tests and CI.
+  /// - Other debug builds: the whole tree once every so many changes, as many as the last
+  ///   check visited pods and slots, divided by `debugCheckWorkPerChange`. The check then
+  ///   costs a constant per change on average, whatever the tree's size: a unit test's small
+  ///   tree is checked after every change, a server's thousands of request pods after every
+  ///   few hundred. Checking the whole tree after every change made a debug server slow down
+  ///   with the square of its pods.
+  /// - Release builds: nothing.
   @inline(__always)
-  func checkInvariantsInDebugBuilds() {
-    #if DEBUG
-      guard root.isAlive, root.subtree.reduce(0, { $0 + $1.slots.count }) <= Self.debugCheckLimit
-      else { return }
+  mutating func checkInvariantsInDebugBuilds() {
+    #if PROVIDERPOD_INTERNAL_CHECKS
+      checkInvariants()
+    #elseif DEBUG
+      invariantChecks.changesUntilNext -= 1
+      guard invariantChecks.changesUntilNext <= 0 else { return }
+      invariantChecks.changesUntilNext = checkInvariants() / Self.debugCheckWorkPerChange
+    #endif
+  }
+
+  /// The pods and slots the automatic check may visit per change, on average, in a debug
+  /// build without `PROVIDERPOD_INTERNAL_CHECKS`: a tree this size or smaller is checked after
+  /// every change.
+  static let debugCheckWorkPerChange = 32
+
+  #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+    /// Checks the whole tree, stopping on a broken invariant. Returns how many pods and slots
+    /// it visited.
+    @discardableResult
+    private mutating func checkInvariants() -> Int {
+      guard root.isAlive else { return 0 }
+      let pods = root.subtree
+      let visited = pods.reduce(pods.count) { $0 + $1.slots.count }
+      invariantChecks.work += visited
       // Some things hold only at rest, when no thread is between two steps: a build running
       // in one pod may depend on what a child shadows until it is placed there, may hold a
       // slot it has yet to record anything in, and a thread woken from a wait removes its
       // wait after the build it waited for ended. The tests check those at chosen points.
-      let problems = invariantViolations(atRest: false)
+      let problems = invariantViolations(atRest: false, in: pods)
       precondition(
         problems.isEmpty,
         "ProviderPod internal error: \(problems.joined(separator: "; "))")
-    #endif
-  }
-
-  static let debugCheckLimit = 32
+      return visited
+    }
+  #endif
 
   /// The engine's bookkeeping problems, empty when it is sound: every "built from" link is
   /// counted exactly once on both sides, in whichever pods of the tree its ends are; every
@@ -31,10 +58,14 @@ extension EngineState {
   /// without a use. Tests check it after operations (`pod.invariantViolations`), in the
   /// manner of swift-collections' `_checkInvariants()`, reporting problems with `#expect`.
   func invariantViolations(atRest: Bool = true) -> [String] {
+    invariantViolations(atRest: atRest, in: root.isAlive ? root.subtree : [])
+  }
+
+  /// `invariantViolations(atRest:)` of a tree whose pods are already listed.
+  private func invariantViolations(atRest: Bool, in pods: [PodRecord]) -> [String] {
     var problems: [String] = []
     var expected: [SlotID: [SlotID: Int]] = [:]
     var running = 0
-    let pods = root.isAlive ? root.subtree : []
     func checkDependencies(
       of dependent: Slot, _ dependencies: [Slot], doing: String
     ) {
@@ -138,6 +169,15 @@ extension EngineState {
   }
 }
 
+/// The automatic check's schedule and cost (see `checkInvariantsInDebugBuilds`).
+struct InvariantChecks {
+  /// Changes left before the next check of the whole tree, in a debug build without
+  /// `PROVIDERPOD_INTERNAL_CHECKS`.
+  var changesUntilNext = 0
+  /// Pods and slots the automatic checks have visited, for tests that they stay cheap.
+  var work = 0
+}
+
 extension Pod {
   /// The engine's bookkeeping problems, for tests that report them with `#expect`. Covers the
   /// whole tree of pods this one belongs to.
@@ -149,6 +189,16 @@ extension Pod {
   var slotCount: Int {
     let pod = engine.pod
     return engine.state.withLock { _ in pod.slots.count }
+  }
+
+  /// Pods and slots the automatic checks of this pod's tree have visited so far (debug
+  /// builds), for tests that the checks cost what a change touched, not the whole tree.
+  var invariantCheckWork: Int {
+    #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+      engine.state.withLock { $0.invariantChecks.work }
+    #else
+      0
+    #endif
   }
 
   /// How many child pods this pod has alive, for tests that children leave nothing behind.

@@ -74,18 +74,14 @@ extension EngineState {
         // provider's own, which is the root's, or the nearest override's. Recording it in the
         // pod the resolve went through would keep an instance built through a child in that
         // child even when nothing it was built from is the child's own.
-        if caller.owner != nil {
-          recordDependency(on: slot(for: provider, in: applied?.pod ?? root), from: caller)
-        }
+        recordDependency(
+          on: provider, in: applied?.pod ?? root, from: caller, released: &released)
       }
       return .build(
         makeFrame(
           treeID: treeID, provider: provider, override: override, scope: scope, slot: nil,
           pod: pod, parent: caller),
         override: override)
-    }
-    if existing == nil, pod.slots.count >= pod.nextSlotSweep {
-      sweepSlotsOfGoneProviders(in: pod, released: &released)
     }
     // In a child pod, an instance the child does not shadow is its parent's.
     var home = pod
@@ -101,7 +97,7 @@ extension EngineState {
         if existing == nil, caller != nil {
           linked = nil
         } else {
-          let link = existing ?? addSlot(for: provider, in: pod)
+          let link = existing ?? addSlot(for: provider, in: pod, released: &released)
           link.entry = target.entry
           link.linkTarget = target
           addDependent(link, on: target)
@@ -122,7 +118,9 @@ extension EngineState {
       }
     }
     let slot =
-      home === pod ? existing ?? addSlot(for: provider, in: pod) : slot(for: provider, in: home)
+      home === pod
+      ? existing ?? addSlot(for: provider, in: pod, released: &released)
+      : slot(for: provider, in: home, released: &released)
     if let running = slot.build {
       if let caller, running.isAncestor(ofOrSameAs: caller) {
         return .stop(cycleReport(resolving: provider, from: caller, through: running))

@@ -1,7 +1,3 @@
-/// The state's decisions about who waits for the pod to change (see `Watchers`): iterators of
-/// `Pod.instances(of:)`, and builds backing off before a retry. Each runs under the tree's
-/// lock and calls no user code; what it leaves to do (wake-ups to run, a continuation to
-/// resume, a sleep to cancel) the caller does once the lock is released.
 /// Where a build stands, for a builder asking whether to go on.
 enum BuildStanding {
   /// Its result will be cached.
@@ -13,6 +9,10 @@ enum BuildStanding {
   case abandoned
 }
 
+/// The state's decisions about who waits for the pod to change (see `Watchers`): iterators of
+/// `Pod.instances(of:)`, and builds backing off before a retry. Each runs under the tree's
+/// lock and calls no user code; what it leaves to do (wake-ups to run, a continuation to
+/// resume, a sleep to cancel) the caller does once the lock is released.
 extension EngineState {
   func standing(of frame: Frame) -> BuildStanding {
     guard (frame.slot?.pod ?? frame.pod)?.isAlive ?? root.isAlive else { return .abandoned }

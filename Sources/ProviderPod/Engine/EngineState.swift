@@ -29,6 +29,10 @@ struct EngineState {
   var lentThreadBuilds: [ObjectIdentifier: Frame] = [:]
   /// Whether always-new builds through the root may skip the lock; kept up to date here.
   let threadBuildGate: ThreadBuildGate
+  #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+    /// When the automatic check of the bookkeeping runs next, and what it has cost so far.
+    var invariantChecks = InvariantChecks()
+  #endif
 
   init(root: PodRecord) {
     self.root = root
@@ -70,13 +74,22 @@ struct EngineState {
 
   // MARK: Slots
 
-  mutating func slot(for info: ProviderInfo, in pod: PodRecord) -> Slot {
+  mutating func slot(
+    for info: ProviderInfo, in pod: PodRecord, released: inout [AnyObject]
+  ) -> Slot {
     if let slot = pod.slots[info.key] { return slot }
-    return addSlot(for: info, in: pod)
+    return addSlot(for: info, in: pod, released: &released)
   }
 
-  /// A new slot for a provider the pod has none for.
-  mutating func addSlot(for info: ProviderInfo, in pod: PodRecord) -> Slot {
+  /// A new slot for a provider the pod has none for. The pod that gets the slot is the one
+  /// swept, whichever pod the resolve went through: a child's resolves make slots in its
+  /// ancestors, which may never be resolved through themselves.
+  mutating func addSlot(
+    for info: ProviderInfo, in pod: PodRecord, released: inout [AnyObject]
+  ) -> Slot {
+    if pod.slots.count >= pod.nextSlotSweep {
+      sweepSlotsOfGoneProviders(in: pod, released: &released)
+    }
     let slot = Slot(info, in: pod)
     // A request's child pod holds a few slots: room for them at once, not by three regrowths.
     if pod.slots.capacity == 0 { pod.slots = EmptyTables.slots.value }
@@ -129,6 +142,24 @@ struct EngineState {
     if owner.dependencies.capacity == 0 { owner.dependencies.reserveCapacity(4) }
     owner.dependencies.append(slot)
     addDependent(dependent, on: slot)
+  }
+
+  /// Records that whatever `caller` is building depends on `provider` in `pod`, where the
+  /// provider may have no slot yet. The slot is made only when the dependency is recorded: a
+  /// build that was invalidated records nothing, and an empty slot made for it would stay,
+  /// since only the "built from" records it was meant to hold prune it. A pod that went away
+  /// gets no slot either (the slot would keep its record alive, and the record the slot): a
+  /// build depending on it there is not cached.
+  mutating func recordDependency(
+    on provider: ProviderInfo, in pod: PodRecord, from caller: Frame?,
+    released: inout [AnyObject]
+  ) {
+    guard let owner = caller?.owner, owner.phase == .running else { return }
+    guard pod.isAlive else {
+      owner.invalidate()
+      return
+    }
+    recordDependency(on: slot(for: provider, in: pod, released: &released), from: caller)
   }
 
   func addDependent(_ dependent: Slot, on slot: Slot) {

@@ -5,7 +5,11 @@ final class FamilyInfo: Sendable {
   /// Where the family was declared and what it builds; its members share it.
   let declaration: Declaration
   /// The family this identity belongs to, held weakly: once it is gone, no resolve can reach
-  /// its members again. Set once, before the family is shared. Read it outside the pod's lock.
+  /// its members again.
+  ///
+  /// `nonisolated(unsafe)`, and sound: written once, by the family's initializer, before this
+  /// description can reach another thread, and only read after that (see
+  /// `ProviderInfo.owner`).
   nonisolated(unsafe) weak var owner: AnyObject?
   private let givenName: String?
   private let typeName: String

@@ -42,13 +42,15 @@ final class Locked<State>: @unchecked Sendable {
     #else
       lock = .allocate(capacity: 1)
       lock.initialize(to: pthread_mutex_t())
-      pthread_mutex_init(lock, nil)
+      let status = pthread_mutex_init(lock, nil)
+      if status != 0 { lockFailed("pthread_mutex_init", error: status) }
     #endif
   }
 
   deinit {
     #if !canImport(Darwin)
-      pthread_mutex_destroy(lock)
+      let status = pthread_mutex_destroy(lock)
+      if status != 0 { lockFailed("pthread_mutex_destroy", error: status) }
     #endif
     lock.deinitialize(count: 1)
     lock.deallocate()
@@ -65,11 +67,24 @@ final class Locked<State>: @unchecked Sendable {
       os_unfair_lock_lock(lock)
       defer { os_unfair_lock_unlock(lock) }
     #else
-      pthread_mutex_lock(lock)
-      defer { pthread_mutex_unlock(lock) }
+      // Checked as swift-nio's `NIOLock` checks them: a lock that failed guards nothing, so
+      // the program stops here rather than go on touching the state unguarded.
+      let locked = pthread_mutex_lock(lock)
+      if locked != 0 { lockFailed("pthread_mutex_lock", error: locked) }
+      defer {
+        let unlocked = pthread_mutex_unlock(lock)
+        if unlocked != 0 { lockFailed("pthread_mutex_unlock", error: unlocked) }
+      }
     #endif
     return try body(&state.pointee)
   }
+}
+
+/// Stops the program on a lock call that failed. Out of line, so that the check costs a
+/// locked section one comparison and nothing else.
+@inline(never)
+private func lockFailed(_ call: String, error: Int32) -> Never {
+  preconditionFailure("ProviderPod: \(call) failed with error \(error)")
 }
 
 /// Moves a value the caller knows to be safe across an isolation boundary: a value handed to

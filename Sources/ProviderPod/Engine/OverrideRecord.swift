@@ -44,7 +44,7 @@ class OverrideRecord {
 }
 
 /// The override of a `Provider<Value>`; the pod keys it by that provider, so the downcast
-/// from `OverrideRecord` in `Pod.resolve` always holds.
+/// from `OverrideRecord` in `PodEngine.callBuilder` always holds.
 final class TypedOverride<Value>: OverrideRecord {
   let build: @Sendable (BuildContext) -> Value
 

@@ -204,9 +204,12 @@ extension PodEngine {
       after.abandonedTask?.cancel()
     }
     let gotValue = if case .success = result { true } else { false }
+    var released: [AnyObject] = []
     state.withLock {
-      $0.endWait(for: build, waitID: waitID, caller: caller, gotValue: gotValue)
+      $0.endWait(
+        for: build, waitID: waitID, caller: caller, gotValue: gotValue, released: &released)
     }
+    withExtendedLifetime(released) {}
     return try result.get()
   }
 }

@@ -65,7 +65,7 @@ final class PodRecord {
   /// gone (see `EngineState.sweepSlotsOfGoneProviders`).
   @exclusivity(unchecked) var nextSlotSweep = 1_024
   /// For an observed pod only: the provider cached last for each declaration and name, to
-  /// notice a provider made again by the same expression (see `RecreatedProviders.swift`).
+  /// notice a provider made again by the same expression (see `Lookalikes.swift`).
   @exclusivity(unchecked) var lookalikes = LookalikeIndex()
 
   struct Unowned {

@@ -16,9 +16,14 @@ final class ProviderInfo: Sendable {
   /// the same expression (a computed property) from another one. Nil for a family member:
   /// its family has it.
   let declaration: Declaration?
-  /// The provider this identity belongs to (its `Liveness` token), held weakly: once it is gone, no resolve can
-  /// reach what a pod holds for it. Set once, before the provider is shared; nil for a
-  /// family member, whose family is the owner. Read it outside the pod's lock.
+  /// The provider this identity belongs to (its `Liveness` token), held weakly: once it is
+  /// gone, no resolve can reach what a pod holds for it. Nil for a family member, whose family
+  /// is the owner.
+  ///
+  /// `nonisolated(unsafe)`, and sound: written once, by the initializer of the provider that
+  /// owns this description, before the description can reach another thread, and only read
+  /// after that, with or without a pod's lock. The runtime reads a weak reference safely from
+  /// any thread, also while its object is being freed.
   nonisolated(unsafe) weak var owner: AnyObject?
 
   var key: ProviderKey { ProviderKey(address: UInt(bitPattern: ObjectIdentifier(self))) }
