@@ -64,7 +64,10 @@ public final class MainActorProvider<Value>: Sendable {
   }
 
   /// An override for ``Pod/init(overrides:observer:)`` that always resolves to `value`.
-  public func override(withValue value: Value) -> ProviderOverride {
+  ///
+  /// The value is handed over (`sending`): it will be used on the main actor, so the code
+  /// that made it, on whatever thread, may not keep using it.
+  public func override(withValue value: sending Value) -> ProviderOverride {
     ProviderOverride(TypedOverride(provider: provider, value: value))
   }
 }
