@@ -20,6 +20,7 @@ let allScenarios: [Scenario] = [
   NestedThreadBuilds.scenario,
   LentContexts.scenario,
   ThreadEnds.scenario,
+  SharedReads.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing
