@@ -10,6 +10,10 @@
 // and waits until the read has ended, by which time the read holds its own reference). A
 // table replaced by a larger one is retired the same way, so a read still probing it never
 // touches freed memory. The release that ends a read pairs with the writer's acquiring load.
+// A thread's first read adds its record to the list first, with a sequentially consistent
+// read-modify-write, and the writer reads the list's head sequentially consistently after its
+// store: so whenever the read's load comes before the writer's store, the writer's look at the
+// list comes after the record was added, and finds it.
 
 #include "CProviderPod.h"
 
@@ -77,7 +81,7 @@ static pp_reader *make_reader(void) {
     pp_reader *head = atomic_load_explicit(&readers, memory_order_relaxed);
     do {
       reader->next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&readers, &head, reader, memory_order_release,
+    } while (!atomic_compare_exchange_weak_explicit(&readers, &head, reader, memory_order_seq_cst,
                                                     memory_order_relaxed));
   }
   if (pthread_setspecific(reader_end_key, reader) != 0) abort();
@@ -87,7 +91,7 @@ static pp_reader *make_reader(void) {
 
 /// Waits until every read running when it looked has ended.
 static void wait_for_readers(void) {
-  for (pp_reader *reader = atomic_load_explicit(&readers, memory_order_acquire); reader;
+  for (pp_reader *reader = atomic_load_explicit(&readers, memory_order_seq_cst); reader;
        reader = reader->next) {
     uintptr_t seen = atomic_load_explicit(&reader->sequence, memory_order_seq_cst);
     if ((seen & 1) == 0) continue;
