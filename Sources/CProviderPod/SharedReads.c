@@ -26,8 +26,23 @@
 // The Swift runtime's reference counting, called here rather than from Swift so that the
 // retain stays inside the read: the Swift optimiser may move its own retains, it cannot move
 // a C function's calls across the atomic store that ends the read.
+//
+// Where Swift interoperates with Objective-C, a published instance may be an Objective-C
+// object (any `NSObject` subclass, `URLSession`, a tagged `NSNumber`), which counts its
+// references in the Objective-C runtime: `swift_retain` would write into its first field. The
+// "unknown object" entry points are what Swift itself calls for an `AnyObject` there, and what
+// `Unmanaged` used to put the reference in the table.
+#if defined(__APPLE__)
+extern void *swift_unknownObjectRetain(void *object);
+extern void swift_unknownObjectRelease(void *object);
+#define pp_retain_object swift_unknownObjectRetain
+#define pp_release_object swift_unknownObjectRelease
+#else
 extern void *swift_retain(void *object);
 extern void swift_release(void *object);
+#define pp_retain_object swift_retain
+#define pp_release_object swift_release
+#endif
 
 // MARK: Readers
 
@@ -144,7 +159,7 @@ void *_Nullable pp_read(pp_tree_words *words, uintptr_t pod, uintptr_t provider)
         continue;
       uintptr_t value = atomic_load_explicit(&bucket->value, memory_order_seq_cst);
       if (value) {
-        swift_retain((void *)(value & ~(uintptr_t)1));
+        pp_retain_object((void *)(value & ~(uintptr_t)1));
         found = (void *)value;
       }
       break;
@@ -194,7 +209,9 @@ void pp_reclaim(void) {
   wait_for_readers();
   for (intptr_t index = 0; index < tables.count; index++) free(tables.items[index]);
   free(tables.items);
-  for (intptr_t index = 0; index < objects.count; index++) swift_release(objects.items[index]);
+  for (intptr_t index = 0; index < objects.count; index++) {
+    pp_release_object(objects.items[index]);
+  }
   free(objects.items);
 }
 
@@ -303,7 +320,7 @@ void pp_tree_words_destroy(pp_tree_words *words) {
   atomic_store_explicit(&words->table, 0, memory_order_relaxed);
   for (uintptr_t index = 0; index <= table->mask; index++) {
     uintptr_t value = atomic_load_explicit(&table->buckets[index].value, memory_order_relaxed);
-    if (value) swift_release((void *)(value & ~(uintptr_t)1));
+    if (value) pp_release_object((void *)(value & ~(uintptr_t)1));
   }
   free(table);
 }
