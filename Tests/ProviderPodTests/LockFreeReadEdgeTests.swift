@@ -98,6 +98,28 @@ struct LockFreeReadEdgeTests {
     #expect(pod.invariantViolations == [])
   }
 
+  @Test("overrides in the child and in the parent reach a child's link read without the lock")
+  func overridesReachPublishedLinks() {
+    let app = Pod()
+    let config = instanceProvider("config")
+    let child = Pod(parent: app)
+    let shared = readPublished(child, config)
+    #expect(shared === app.resolve(config))
+    let childsOwn = Instance("child's own", serial: 1)
+    child.overrideProvider(config, withValue: childsOwn)
+    #expect(readPublished(child, config) === childsOwn)
+    child.removeOverrideProvider(config)
+    #expect(readPublished(child, config) === shared)
+    let appsNew = Instance("app's new", serial: 2)
+    app.overrideProvider(config, withValue: appsNew)
+    #expect(child.resolve(config) === appsNew)
+    #expect(readPublished(child, config) === appsNew)
+    app.removeOverrideProvider(config)
+    let rebuilt = readPublished(child, config)
+    #expect(rebuilt !== appsNew && rebuilt !== shared)
+    #expect(app.invariantViolations == [])
+  }
+
   @Test(
     "an instance only the pod held is freed before the change that discards it returns",
     arguments: ["class", "hooked class", "struct", "family member", "child's link", "child pod"])
