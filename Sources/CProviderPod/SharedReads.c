@@ -10,6 +10,10 @@
 // and waits until the read has ended, by which time the read holds its own reference). A
 // table replaced by a larger one is retired the same way, so a read still probing it never
 // touches freed memory. The release that ends a read pairs with the writer's acquiring load.
+// A thread's first read adds its record to the list first, with a sequentially consistent
+// read-modify-write, and the writer reads the list's head sequentially consistently after its
+// store: so whenever the read's load comes before the writer's store, the writer's look at the
+// list comes after the record was added, and finds it.
 
 #include "CProviderPod.h"
 
@@ -22,8 +26,23 @@
 // The Swift runtime's reference counting, called here rather than from Swift so that the
 // retain stays inside the read: the Swift optimiser may move its own retains, it cannot move
 // a C function's calls across the atomic store that ends the read.
+//
+// Where Swift interoperates with Objective-C, a published instance may be an Objective-C
+// object (any `NSObject` subclass, `URLSession`, a tagged `NSNumber`), which counts its
+// references in the Objective-C runtime: `swift_retain` would write into its first field. The
+// "unknown object" entry points are what Swift itself calls for an `AnyObject` there, and what
+// `Unmanaged` used to put the reference in the table.
+#if defined(__APPLE__)
+extern void *swift_unknownObjectRetain(void *object);
+extern void swift_unknownObjectRelease(void *object);
+#define pp_retain_object swift_unknownObjectRetain
+#define pp_release_object swift_unknownObjectRelease
+#else
 extern void *swift_retain(void *object);
 extern void swift_release(void *object);
+#define pp_retain_object swift_retain
+#define pp_release_object swift_release
+#endif
 
 // MARK: Readers
 
@@ -77,7 +96,7 @@ static pp_reader *make_reader(void) {
     pp_reader *head = atomic_load_explicit(&readers, memory_order_relaxed);
     do {
       reader->next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&readers, &head, reader, memory_order_release,
+    } while (!atomic_compare_exchange_weak_explicit(&readers, &head, reader, memory_order_seq_cst,
                                                     memory_order_relaxed));
   }
   if (pthread_setspecific(reader_end_key, reader) != 0) abort();
@@ -85,19 +104,53 @@ static pp_reader *make_reader(void) {
   return reader;
 }
 
+/// A read that was running when the writer looked: its record and the counter it showed.
+typedef struct pp_running_read {
+  pp_reader *reader;
+  uintptr_t seen;
+} pp_running_read;
+
 /// Waits until every read running when it looked has ended.
+///
+/// Every counter is read first, and only then waited on. A read that began after the look
+/// needs no wait, and a thread reading in a loop is inside a read most of the time: looking at
+/// each record only after waiting for the one before would find many such reads, and wait for
+/// each interrupted one in turn, one scheduling period after another (with twelve reading
+/// threads on two cores, a clear took up to half a second).
 static void wait_for_readers(void) {
-  for (pp_reader *reader = atomic_load_explicit(&readers, memory_order_acquire); reader;
+  enum { on_stack = 32 };
+  pp_running_read stack[on_stack];
+  pp_running_read *running = stack;
+  intptr_t capacity = on_stack;
+  intptr_t count = 0;
+  for (pp_reader *reader = atomic_load_explicit(&readers, memory_order_seq_cst); reader;
        reader = reader->next) {
     uintptr_t seen = atomic_load_explicit(&reader->sequence, memory_order_seq_cst);
     if ((seen & 1) == 0) continue;
+    if (count == capacity) {
+      capacity *= 2;
+      pp_running_read *larger = malloc((size_t)capacity * sizeof(pp_running_read));
+      if (!larger) abort();
+      memcpy(larger, running, (size_t)count * sizeof(pp_running_read));
+      if (running != stack) free(running);
+      running = larger;
+    }
+    running[count++] = (pp_running_read){reader, seen};
+  }
+  for (intptr_t index = 0; index < count; index++) {
     // A read is a few dozen instructions and never blocks; one that is still running was
     // interrupted by the scheduler, so let it run.
-    for (int spins = 0; atomic_load_explicit(&reader->sequence, memory_order_acquire) == seen;
-         spins++) {
-      if (spins >= 64) sched_yield();
+    int spins = 0;
+    while (atomic_load_explicit(&running[index].reader->sequence, memory_order_acquire) ==
+           running[index].seen) {
+      if (spins < 64) {
+        spins++;
+      } else {
+        sched_yield();
+      }
     }
   }
+  if (running != stack) free(running);
 }
 
 // MARK: The table
@@ -140,7 +193,7 @@ void *_Nullable pp_read(pp_tree_words *words, uintptr_t pod, uintptr_t provider)
         continue;
       uintptr_t value = atomic_load_explicit(&bucket->value, memory_order_seq_cst);
       if (value) {
-        swift_retain((void *)(value & ~(uintptr_t)1));
+        pp_retain_object((void *)(value & ~(uintptr_t)1));
         found = (void *)value;
       }
       break;
@@ -190,7 +243,9 @@ void pp_reclaim(void) {
   wait_for_readers();
   for (intptr_t index = 0; index < tables.count; index++) free(tables.items[index]);
   free(tables.items);
-  for (intptr_t index = 0; index < objects.count; index++) swift_release(objects.items[index]);
+  for (intptr_t index = 0; index < objects.count; index++) {
+    pp_release_object(objects.items[index]);
+  }
   free(objects.items);
 }
 
@@ -299,7 +354,7 @@ void pp_tree_words_destroy(pp_tree_words *words) {
   atomic_store_explicit(&words->table, 0, memory_order_relaxed);
   for (uintptr_t index = 0; index <= table->mask; index++) {
     uintptr_t value = atomic_load_explicit(&table->buckets[index].value, memory_order_relaxed);
-    if (value) swift_release((void *)(value & ~(uintptr_t)1));
+    if (value) pp_release_object((void *)(value & ~(uintptr_t)1));
   }
   free(table);
 }

@@ -23,6 +23,7 @@ let allScenarios: [Scenario] = [
   ParentSweeps.scenario,
   InvalidatedAlwaysNew.scenario,
   ReleasedMidBuild.scenario,
+  SharedReads.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing

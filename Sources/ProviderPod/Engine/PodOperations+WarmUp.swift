@@ -34,6 +34,11 @@ extension PodOperations {
     }
     guard let pod = engine.root else { return }
     guard let caller else { return try await provider.warmUp(in: pod) }
+    // The caller may be a synchronous build whose context was handed to this task: a resolve
+    // looks for a frame bound to its task only while the tree counts one, so count this one
+    // as an async build does.
+    engine.threadBuildGate.asyncBuildStarted()
+    defer { engine.threadBuildGate.asyncBuildEnded() }
     try await CurrentFrame.$task.withValue(caller) { try await provider.warmUp(in: pod) }
   }
 }

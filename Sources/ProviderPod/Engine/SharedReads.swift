@@ -26,6 +26,10 @@ extension Slot {
   /// value the pod keeps alive (not a weak one).
   func publish() {
     guard !isPublished, let held = heldStrongValue else { return }
+    // The table tags an instance in its address's lowest bit, which an Objective-C tagged
+    // pointer (a small `NSNumber` or `NSString` on Darwin) may already use: such a value is
+    // read under the lock.
+    if held.isValue, UInt(bitPattern: ObjectIdentifier(held.reference)) & 1 != 0 { return }
     let retained = Unmanaged.passRetained(held.reference).toOpaque()
     pp_publish(
       pod.gate.words, pod.address, info.key.address, held.isValue ? retained + 1 : retained)
