@@ -93,8 +93,7 @@ public final class ThrowingProvider<Value>: Sendable {
 
   /// Resolves the provider to `value` in the pod, for ``Pod/init(overrides:observer:)``.
   public func override(withValue value: Value) -> ProviderOverride {
-    let box = UncheckedSendable(value: value)
-    return provider.override { _ in .success(box.value) }
+    ProviderOverride(TypedOverride(provider: provider, value: .success(value)))
   }
 }
 

@@ -58,7 +58,7 @@ extension PodEngine {
     case .cached(let entry):
       return entry.value(as: Value.self)
     case .cachedObject(let object):
-      return object.value as! Value
+      return weaklyCachedValue(object.value, as: Value.self)
     case .stop(let message):
       fatalError(message)
     case .callerFinished:

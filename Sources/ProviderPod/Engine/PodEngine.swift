@@ -103,8 +103,8 @@ final class PodEngine {
     case .cached(let held):
       return held.value(as: Value.self)
     case .cachedObject(let object):
-      // The entry was made from a `Value`, so the cast back cannot fail.
-      return object.value as! Value
+      // The entry was made from a `Value`, so it reads back as one.
+      return weaklyCachedValue(object.value, as: Value.self)
     case .build(let frame, let override, let caller):
       return run(provider, in: frame, override: override, caller: caller)
     }

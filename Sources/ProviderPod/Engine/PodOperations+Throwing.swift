@@ -13,9 +13,8 @@ extension PodOperations {
   func overrideProvider<Value>(
     _ provider: ThrowingProvider<Value>, withValue value: Value, isolation: (any Actor)?
   ) {
-    let box = UncheckedSendable(value: value)
-    overrideProvider(
-      provider.provider, scope: nil, isolation: isolation, with: { _ in .success(box.value) })
+    // A given value, not a builder: the pod did not make it, so it never disposes of it.
+    overrideProvider(provider.provider, withValue: .success(value), isolation: isolation)
   }
 }
 
