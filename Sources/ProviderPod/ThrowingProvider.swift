@@ -70,7 +70,7 @@ public final class ThrowingProvider<Value>: Sendable {
     provider = Provider(
       info: ProviderInfo(
         givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
-        valueType: Value.self, scope: scope),
+        valueType: Value.self, scope: scope, valueIsOutcome: true),
       onDiscard: disposalHook(Self.successHook(onDiscard)),
       build: Self.uncachedOnFailure(build))
     provider.info.owner = liveness

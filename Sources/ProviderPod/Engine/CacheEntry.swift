@@ -80,7 +80,7 @@ struct CacheEntry {
         holder: TypedValueBox(value: value, onDiscard: hook), scope: scope, serial: serial,
         kind: .boxed, hasDisposal: hook != nil)
     }
-    return weaklyHeldObject(of: value).map {
+    return classInstance(value).map {
       CacheEntry(
         holder: WeakBox(object: $0), scope: scope, serial: serial, kind: .weak,
         hasDisposal: false)

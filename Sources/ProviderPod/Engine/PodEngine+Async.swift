@@ -58,7 +58,7 @@ extension PodEngine {
     case .cached(let entry):
       return entry.value(as: Value.self)
     case .cachedObject(let object):
-      return weaklyCachedValue(object.value, as: Value.self)
+      return object.value as! Value
     case .stop(let message):
       fatalError(message)
     case .callerFinished:

@@ -1,10 +1,10 @@
-/// What a ``WeakScope`` entry holds weakly for a value, and how a resolve gets the value back.
+/// A throwing provider's ``WeakScope`` entries.
 ///
-/// A throwing provider caches its outcome, a `Result`, which is never a class instance: held
-/// as is, a success would never be cached in ``WeakScope``. Its entry holds the success's
-/// instance instead, and a resolve wraps it again. Decided on the provider's value type, not
-/// on what a value holds at run time, so an entry always reads back as it was made: a
-/// `Provider<Any>` whose builder returns a `Result` caches nothing there, as before.
+/// The pod caches a throwing provider's outcome, a `Result`, which is never a class instance:
+/// held as is, a success would never be cached in ``WeakScope``. Its entry holds the success's
+/// instance instead, and a read wraps it again. The provider's record says which providers do
+/// this (`ProviderInfo.valueIsOutcome`), so the weak entries of every other provider are made
+/// and read as before, at no cost.
 protocol WeaklyCachedOutcome {
   /// The class instance that stands for the outcome, or nil when there is none (a failure, or
   /// a success that is not a class instance): then nothing is cached.
@@ -20,22 +20,26 @@ extension Result: WeaklyCachedOutcome {
   }
 
   init(weaklyHeld object: AnyObject) {
-    // The instance came from a success of this type (see `weaklyHeldObject(of:)`).
+    // The instance came from a success of this type (see `weaklyHeldObject`).
     self = .success(object as! Success)
   }
 }
 
-/// The class instance a ``WeakScope`` entry holds for `value`, or nil when it caches nothing.
-func weaklyHeldObject<Value>(of value: Value) -> AnyObject? {
-  if Value.self is any WeaklyCachedOutcome.Type {
-    return (value as! any WeaklyCachedOutcome).weaklyHeldObject
+extension PodEngine {
+  /// The ``WeakScope`` entry of a throwing provider's outcome: one that holds the success's
+  /// instance, or nil when there is none to hold.
+  func weakEntry<Value>(caching outcome: Value, in frame: Frame) -> CacheEntry? {
+    // A throwing provider's value is always its `Result`.
+    let instance = (outcome as! any WeaklyCachedOutcome).weaklyHeldObject
+    return instance.flatMap {
+      CacheEntry.make(caching: $0, scope: frame.scope!, serial: frame.serial, hook: nil)
+    }
   }
-  return classInstance(value)
 }
 
-/// The value a ``WeakScope`` entry's instance stands for: the instance itself, or the outcome
-/// wrapped around it.
-func weaklyCachedValue<Value>(_ object: AnyObject, as type: Value.Type) -> Value {
-  if let value = object as? Value { return value }
-  return (Value.self as! any WeaklyCachedOutcome.Type).init(weaklyHeld: object) as! Value
+/// The outcome a throwing provider's ``WeakScope`` entry stands for: a success wrapped around
+/// the instance it holds.
+func weaklyCachedOutcome<Value>(_ object: AnyObject, as type: Value.Type) -> Value {
+  // A throwing provider's value is always its `Result`.
+  (Value.self as! any WeaklyCachedOutcome.Type).init(weaklyHeld: object) as! Value
 }
