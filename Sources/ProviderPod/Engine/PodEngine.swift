@@ -223,11 +223,12 @@ final class PodEngine {
   ) -> CacheEntry? {
     // Written under the lock when the build began, by this thread.
     let ownsValue = override?.ownsValue ?? true
-    if frame.scope!.kind == .weak, frame.info!.valueIsOutcome {
+    let scope = frame.scope!
+    if scope.kind == .weak, frame.info!.valueIsOutcome {
       return weakEntry(caching: value, in: frame)
     }
     return CacheEntry.make(
-      caching: value, scope: frame.scope!, serial: frame.serial, hook: ownsValue ? onDiscard : nil)
+      caching: value, scope: scope, serial: frame.serial, hook: ownsValue ? onDiscard : nil)
   }
 
   // MARK: Events
