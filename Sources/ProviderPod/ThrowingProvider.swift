@@ -11,8 +11,25 @@
 /// Resolving it is `try`, from the pod and from builders alike. A build that throws caches
 /// nothing: the error goes to the caller whose resolve ran the builder, threads waiting for
 /// that build each try again, and the next resolve builds anew. A build that succeeds is cached
-/// in its scope like any provider's, and what it resolved is recorded as what it was built
-/// from. An observed pod reports a failure as ``PodEvent/buildFailed(provider:attempt:error:retryingIn:)``.
+/// in its scope like any provider's (in ``WeakScope``, weakly when the value is a class
+/// instance), and what it resolved is recorded as what it was built from. An observed pod
+/// reports a failure as ``PodEvent/buildFailed(provider:attempt:error:retryingIn:)``.
+///
+/// A failure is not a change. A builder that catches it and falls back has made its value,
+/// which is cached in its scope like any other:
+///
+/// ```swift
+/// let clientProvider = Provider { pod in
+///   Client(configuration: (try? pod.resolve(configurationProvider)) ?? .default)
+/// }
+/// ```
+///
+/// The failed dependency cached nothing, so the fallback was built from nothing of it: it
+/// stays until its scope is cleared, it is cleared, or something it did resolve successfully
+/// changes, and its `onDiscard` runs once, when it is discarded. To retry the dependency,
+/// clear the fallback's scope or let the fallback not be cached (``AlwaysCreateNewScope``).
+/// An ``AsyncProvider`` whose builder resolves a failing one with `try` fails one attempt,
+/// retried as its ``RetryPolicy`` says.
 ///
 /// Why not a `Provider<Result<Value, any Error>>`: that caches the failure until someone
 /// clears it, and every caller has to unwrap it. Why not an ``AsyncProvider``: a synchronous
@@ -72,7 +89,7 @@ public final class ThrowingProvider<Value>: Sendable {
     provider = Provider(
       info: ProviderInfo(
         givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
-        valueType: Value.self, scope: scope),
+        valueType: Value.self, scope: scope, valueIsOutcome: true),
       onDiscard: disposalHook(Self.successHook(onDiscard)),
       build: Self.uncachedOnFailure(build))
     provider.info.owner = liveness
@@ -111,9 +128,11 @@ public final class ThrowingProvider<Value>: Sendable {
   }
 
   /// Resolves the provider to `value` in the pod, for ``Pod/init(overrides:observer:)``.
+  ///
+  /// The pod did not make the value, so it never disposes of it: `onDiscard` does not run on
+  /// it.
   public func override(withValue value: Value) -> ProviderOverride where Value: Sendable {
-    let box = UncheckedSendable(value: value)
-    return provider.override { _ in .success(box.value) }
+    ProviderOverride(TypedOverride(provider: provider, value: .success(value)))
   }
 }
 

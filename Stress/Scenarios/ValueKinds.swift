@@ -2,11 +2,12 @@ import ProviderPod
 
 /// Cached reads of every kind of value the pod stores differently (a class without a hook, a
 /// class with `onDiscard`, a struct holding a class, an enum with a payload, `nil`, an
-/// existential holding a class or a struct, a closure, a tuple, a weakly cached class) on
-/// several threads, through the pod and through child pods made and released per request (some
-/// owning the scope, most sharing the parent's instances), while one thread clears their scope,
-/// overrides them with builders and values and removes the overrides. Each value carries a check of its own contents: a read of
-/// freed or mistyped storage shows as a broken check (or a crash under ASan).
+/// existential holding a class or a struct, a closure, a tuple, a weakly cached class, a
+/// throwing provider's weakly cached success) on several threads, through the pod and through
+/// child pods made and released per request (some owning the scope, most sharing the parent's
+/// instances), while one thread clears their scope, overrides them with builders and values
+/// and removes the overrides. Each value carries a check of its own contents: a read of freed
+/// or mistyped storage shows as a broken check (or a crash under ASan).
 enum ValueKinds {
   static let report = Report(scenario: "value-kinds")
   static let plain = Ledger("plain-class", exact: false, report: report)
@@ -84,6 +85,10 @@ enum ValueKinds {
     return (serial, "tuple-\(serial)", Plain(boxed))
   }
   static let weakProvider = Provider(scope: WeakScope(), name: "weak") { _ in Plain(weakly) }
+  /// Its entry holds the success's instance weakly, and a read wraps it in a `Result` again.
+  static let weakThrowingProvider = ThrowingProvider(scope: WeakScope(), name: "weak-throwing") {
+    _ in Plain(weakly)
+  }
 
   static let scenario = Scenario(
     name: "value-kinds",
@@ -107,9 +112,9 @@ enum ValueKinds {
               let owned: [any ProviderScope] = random.next(4) == 0 ? [KindScope()] : []
               request = Pod(parent: pod, scopes: owned)
             }
-            read(request!, random.next(10))
+            read(request!, random.next(11))
           } else {
-            read(pod, random.next(10))
+            read(pod, random.next(11))
           }
           operations += 1
         }
@@ -151,9 +156,12 @@ enum ValueKinds {
     case 8:
       let (number, text, object) = pod.resolve(tupleProvider)
       report.check(text == "tuple-\(number)" && object.isIntact, "tuple read broken: \(text)")
-    default:
+    case 9:
       // Dropped at once: the weak entry's instance goes while others read it.
       report.check(pod.resolve(weakProvider).isIntact, "weak class read broken")
+    default:
+      let read = try? pod.resolve(weakThrowingProvider)
+      report.check(read?.isIntact == true, "weak throwing provider's read broken")
     }
   }
 

@@ -6,7 +6,7 @@ private struct BuildFailed: Error, Equatable {
   let attempt: Int
 }
 
-@Suite("Async providers", .timeLimit(.minutes(1)))
+@Suite("Async providers", .timeLimit(.minutes(10)))
 struct AsyncProviderTests {
   @Test("concurrent resolves share one build: the builder runs once, everyone gets its result")
   func singleFlight() async throws {

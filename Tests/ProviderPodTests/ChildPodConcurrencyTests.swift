@@ -331,7 +331,8 @@ struct ChildPodConcurrencyTests {
         _ = child.resolve(weakOwn)  // gone by itself at once: its deinit resolves
       }
     }
-    guard waitOrFail(maker, "the thread making children"), waitOrFail(reader, "the reader")
+    guard waitForWorkOrFail(maker, "the thread making children"),
+      waitForWorkOrFail(reader, "the reader")
     else { return }
     #expect(parent.childCount == 0)
     #expect(parent.slotCount == 1)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import ProviderPod
 
-@Suite("A context does what the pod does", .timeLimit(.minutes(1)))
+@Suite("A context does what the pod does", .timeLimit(.minutes(10)))
 struct ContextDoesWhatPodDoesTests {
   @Test("a main-actor builder overrides, removes the override of, and clears a main-actor provider")
   @MainActor

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ProviderPod
 
-@Suite("Watching a provider's instances", .timeLimit(.minutes(1)))
+@Suite("Watching a provider's instances", .timeLimit(.minutes(10)))
 struct InstanceUpdatesTests {
   @Test(
     "yields the current instance, then a new one after each discard",

@@ -128,7 +128,9 @@ struct KeptContextTests {
       #expect(pod.resolve(top) == 2_200)
       if round % 20 == 0 { pod.clearCachedInstances(forScope: StepScope()) }
     }
-    for done in pending.withLock({ $0 }) { _ = waitOrFail(done, "a thread using the context") }
+    for done in pending.withLock({ $0 }) {
+      _ = waitForWorkOrFail(done, "a thread using the context")
+    }
     #expect(results.withLock { $0.count } == 300)
     #expect(results.withLock { $0.allSatisfy { $0 == 1_022 } })
     #expect(pod.invariantViolations == [])
@@ -176,7 +178,7 @@ struct KeptContextTests {
       barrier.arrive()
     }
     #expect(weakPod == nil)
-    for done in started { _ = waitOrFail(done, "the threads using kept contexts") }
+    for done in started { _ = waitForWorkOrFail(done, "the threads using kept contexts") }
     #expect(wrong.value == 0)
     // The pod's own instance was disposed of once; those built after it went are not cached.
     #expect(disposed.value == 1)

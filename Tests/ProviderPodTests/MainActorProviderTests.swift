@@ -24,7 +24,7 @@ private let screenModelProvider = MainActorProvider(scope: FlowScope(), name: "s
   return ScreenModel(serial: screenBuilds.next(), instance: pod.resolve(screenService))
 }
 
-@Suite("Main-actor providers", .timeLimit(.minutes(1)))
+@Suite("Main-actor providers", .timeLimit(.minutes(10)))
 @MainActor
 struct MainActorProviderTests {
   @Test("built on the main actor, cached in its scope, and discarded with its dependencies")
@@ -108,14 +108,22 @@ struct MainActorProviderTests {
     let pod = Pod()
     let stop = Shared(false)
     let wrong = Counter()
+    let started = DispatchSemaphore(value: 0)
+    // Bounded by its own count, not only by the main actor's progress: on a loaded machine, a
+    // thread spinning until the main actor is done takes the time the main actor needs.
     let hammer = startThread {
-      while !stop.withLock({ $0 }) {
+      started.signal()
+      var rounds = 0
+      while rounds < 20_000, !stop.withLock({ $0 }) {
         if pod.resolve(leaf) != 1 { wrong.next() }
+        rounds += 1
       }
     }
-    for _ in 0..<2_000 {
+    #expect(waitWithWatchdog(started))
+    for round in 1...2_000 {
       if pod.resolve(onMain) != 2 { wrong.next() }
-      await Task.yield()
+      // Now and then, so that other tests' main-actor work is not held up for long.
+      if round % 100 == 0 { await Task.yield() }
     }
     stop.withLock { $0 = true }
     _ = waitOrFail(hammer, "the hammering thread")

@@ -2,7 +2,7 @@ import Testing
 
 @testable import ProviderPod
 
-@Suite("Retrying async builds", .timeLimit(.minutes(1)))
+@Suite("Retrying async builds", .timeLimit(.minutes(10)))
 struct RetryPolicyTests {
   @Test("delays grow by the multiplier from the initial delay up to the cap")
   func delays() {

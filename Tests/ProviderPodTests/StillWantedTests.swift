@@ -2,7 +2,7 @@ import Testing
 
 @testable import ProviderPod
 
-@Suite("Asking whether a build is still wanted", .timeLimit(.minutes(1)))
+@Suite("Asking whether a build is still wanted", .timeLimit(.minutes(10)))
 struct StillWantedTests {
   @Test("a running build is wanted; a context kept past its build is not")
   func whileRunning() throws {

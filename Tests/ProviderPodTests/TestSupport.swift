@@ -250,7 +250,7 @@ func runUntilThreadEnds(stackSize: Int? = nil, _ body: @escaping @Sendable () ->
 
 /// Runs `body` on a thread of its own with a stack of `stackSize` bytes, and waits for it.
 func onThreadWithStack(_ stackSize: Int, _ body: @escaping @Sendable () -> Void) {
-  _ = waitOrFail(startThread(stackSize: stackSize, body), "the thread with a large stack")
+  _ = waitForWorkOrFail(startThread(stackSize: stackSize, body), "the thread with a large stack")
 }
 
 /// Whether the thread sanitizer's runtime is loaded: its trace of a 10,000-level recursion
@@ -272,6 +272,18 @@ func waitWithWatchdog(_ semaphore: DispatchSemaphore) -> Bool {
 func waitOrFail(_ semaphore: DispatchSemaphore, _ what: Comment) -> Bool {
   if !waitWithWatchdog(semaphore) {
     Issue.record("timed out waiting for \(what): deadlock")
+    return false
+  }
+  return true
+}
+
+/// Waits for a thread that does some of the test's work, for as long as that can take on a
+/// loaded machine under a sanitizer: ten minutes, a hang watchdog only, which a slow run
+/// never reaches (a 2,000-deep chain under the thread sanitizer, beside other builds, has
+/// taken more than 20 seconds). Records a hang if it is reached.
+func waitForWorkOrFail(_ done: DispatchSemaphore, _ what: Comment) -> Bool {
+  guard done.wait(timeout: .now() + .seconds(600)) == .success else {
+    Issue.record("timed out waiting for \(what): hung")
     return false
   }
   return true

@@ -16,6 +16,13 @@ private final class SettingsFile: Sendable {
   let attempts = Counter()
 }
 
+/// The ways to give a throwing provider a value instead of a builder.
+enum GivenValueWay: String, CaseIterable, Sendable {
+  case atCreation = "at the pod's creation"
+  case throughThePod = "through the pod"
+  case fromABuilder = "from a builder"
+}
+
 @Suite("Providers whose synchronous builder can fail")
 struct ThrowingProviderTests {
   private func provider(
@@ -113,5 +120,82 @@ struct ThrowingProviderTests {
     let successes = Set(outcomes.withLock { $0 }.filter { $0 >= 0 })
     #expect(successes.count == 1, "one instance once a build succeeded: \(successes)")
     #expect(pod.invariantViolations == [])
+  }
+
+  @Test(
+    "a value given with withValue: is never disposed of: the pod did not make it",
+    arguments: GivenValueWay.allCases)
+  func givenValueNotDisposed(way: GivenValueWay) throws {
+    let disposed = Shared<[Int]>([])
+    let settings = ThrowingProvider(
+      scope: StepScope(), name: "settings",
+      onDiscard: { (value: Settings) in disposed.withLock { $0.append(value.attempt) } }
+    ) { _ in Settings(attempt: 1) }
+    let given = Settings(attempt: 42)
+    var pod: Pod? =
+      way == .atCreation ? Pod(overrides: [settings.override(withValue: given)]) : Pod()
+    switch way {
+    case .atCreation: break
+    case .throughThePod: pod?.overrideProvider(settings, withValue: given)
+    case .fromABuilder:
+      let installer = Provider(scope: AlwaysCreateNewScope(), name: "installer") { context in
+        context.overrideProvider(settings, withValue: given)
+      }
+      pod?.resolve(installer)
+    }
+    for _ in 0..<3 {
+      #expect(try pod?.resolve(settings) == given)
+      pod?.clearCachedInstances(forScope: StepScope())
+    }
+    #expect(try pod?.resolve(settings) == given)
+    pod = nil
+    #expect(disposed.withLock { $0 } == [], "\(way.rawValue)")
+
+    // What the pod built itself is still disposed of.
+    pod = Pod()
+    #expect(try pod?.resolve(settings) == Settings(attempt: 1))
+    pod = nil
+    #expect(disposed.withLock { $0 } == [1])
+  }
+
+  @Test("in WeakScope a success that is a class instance is reused while held, never a failure")
+  func weakScope() throws {
+    let builds = Counter()
+    let failing = Shared(true)
+    let provider = ThrowingProvider(scope: WeakScope(), name: "weak") { _ in
+      let serial = builds.next()
+      if failing.withLock({ $0 }) { throw ParseError(attempt: serial) }
+      return Instance("weak", serial: serial)
+    }
+    let dependent = Provider(scope: StepScope(), name: "dependent") { pod in
+      (try? pod.resolve(provider))?.serial ?? -1
+    }
+    let pod = Pod()
+    #expect(throws: ParseError(attempt: 1)) { try pod.resolve(provider) }
+    #expect(throws: ParseError(attempt: 2)) { try pod.resolve(provider) }
+    failing.withLock { $0 = false }
+    var held: Instance? = try pod.resolve(provider)
+    #expect(try pod.resolve(provider) === held)
+    #expect(pod.resolve(dependent) == held?.serial)
+    #expect(builds.value == 3)
+    weak let observed = held
+    held = nil
+    #expect(observed == nil, "the pod does not keep it alive")
+    #expect(try pod.resolve(provider).serial == 4)
+    #expect(pod.invariantViolations == [])
+  }
+
+  @Test("in WeakScope an observed pod reuses a held success and reports it")
+  func weakScopeObserved() throws {
+    let builds = Counter()
+    let provider = ThrowingProvider(scope: WeakScope(), name: "weak") { _ in
+      Instance("weak", serial: builds.next())
+    }
+    let recorder = EventRecorder()
+    let pod = Pod(observer: recorder)
+    let held = try pod.resolve(provider)
+    #expect(try pod.resolve(provider) === held)
+    #expect(builds.value == 1)
+    #expect(recorder.events.contains { if case .reused("weak", _) = $0 { true } else { false } })
   }
 }

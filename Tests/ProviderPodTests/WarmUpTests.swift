@@ -2,7 +2,7 @@ import Testing
 
 @testable import ProviderPod
 
-@Suite("Warming providers up", .timeLimit(.minutes(1)))
+@Suite("Warming providers up", .timeLimit(.minutes(10)))
 struct WarmUpTests {
   @Test("plain, async and main-actor providers are built up front and cached")
   @MainActor

@@ -30,6 +30,7 @@ extension EngineState {
     runningBuilds -= 1
     let caller = caller?.isBuilding == true ? caller : nil
     var stale = isStale(frame)
+    let failed = frame.phase == .failed
     frame.end()
     var waiters: DispatchGroup?
     // An always-new build recorded its dependencies on its owner as it went.
@@ -65,10 +66,11 @@ extension EngineState {
             event: .built(provider: slot.info.name, scope: frame.scope!.name)))
       }
       if stale || !home.isAlive || (homeSlot !== slot && homeSlot.entry != nil) {
-        // Hand the value to this caller only, and make sure nothing caches it inside.
+        // Hand the value to this caller only, and make sure nothing caches it inside. A
+        // builder that threw handed its caller an error instead, made from nothing stale.
         dropDependent(slot, from: dependencies, released: &released)
         if let entry { released.append(entry.holder) }
-        caller?.owner?.invalidate()
+        if !failed { caller?.owner?.invalidate() }
       } else {
         if homeSlot !== slot {
           // Count the home slot first: a slot with no instance of its own (an always-new

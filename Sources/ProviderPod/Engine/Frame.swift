@@ -32,8 +32,8 @@ import Dispatch
 /// Nothing outside this file and `ThreadBuild.swift` sets these fields.
 final class Frame {
   /// Where the frame is in its life. A frame serves two kinds of build, with one life:
-  /// idle, running (on the general path, or as a thread build), perhaps invalidated, finished,
-  /// idle again.
+  /// idle, running (on the general path, or as a thread build), perhaps invalidated or failed,
+  /// finished, idle again.
   enum Phase {
     /// On a spare list.
     case idle
@@ -45,6 +45,10 @@ final class Frame {
     /// The builder is running on the general path, but something it used (or its scope, or its override) was
     /// discarded meanwhile: its result must not be cached, and nobody joins it.
     case invalidated
+    /// The builder of a throwing provider threw while its build was still valid: nothing is
+    /// cached, but its caller got an error, not a value built from something stale, so the
+    /// caller's own result stands (see `EngineState.finish`).
+    case failed
     /// The builder returned; a context kept past this point resolves like the pod itself.
     case finished
   }
@@ -213,6 +217,11 @@ final class Frame {
 
   func invalidate() {
     if phase == .running { phase = .invalidated }
+  }
+
+  /// Marks a build whose builder threw while it was still valid (see `Phase.failed`).
+  func fail() {
+    phase = .failed
   }
 
   func end() {

@@ -116,7 +116,9 @@ final class PodEngine {
     case .cached(let held):
       return held.value(as: Value.self)
     case .cachedObject(let object):
-      // The entry was made from a `Value`, so the cast back cannot fail.
+      // A throwing provider's entry holds its success's instance; any other entry was made
+      // from a `Value`, so the cast back cannot fail.
+      if provider.info.valueIsOutcome { return weaklyCachedOutcome(object.value, as: Value.self) }
       return object.value as! Value
     case .build(let frame, let override, let caller):
       return run(provider, in: frame, override: override, caller: caller)
@@ -226,7 +228,7 @@ final class PodEngine {
   }
 
   /// The entry to cache for `value`: nil when its scope is ``WeakScope`` and the value is not
-  /// an object. The pod owns what it built, but not a value handed to it with `withValue:`,
+  /// an object (for a throwing provider, when it is not a success holding one). The pod owns what it built, but not a value handed to it with `withValue:`,
   /// so only the former gets the hook.
   func makeEntry<Value>(
     caching value: Value, in frame: Frame, override: OverrideRecord?,
@@ -234,8 +236,12 @@ final class PodEngine {
   ) -> CacheEntry? {
     // Written under the lock when the build began, by this thread.
     let ownsValue = override?.ownsValue ?? true
+    let scope = frame.scope!
+    if scope.kind == .weak, frame.info!.valueIsOutcome {
+      return weakEntry(caching: value, in: frame)
+    }
     return CacheEntry.make(
-      caching: value, scope: frame.scope!, serial: frame.serial, hook: ownsValue ? onDiscard : nil)
+      caching: value, scope: scope, serial: frame.serial, hook: ownsValue ? onDiscard : nil)
   }
 
   // MARK: Events

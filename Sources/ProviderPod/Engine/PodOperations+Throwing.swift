@@ -13,20 +13,18 @@ extension PodOperations {
   func overrideProvider<Value>(
     _ provider: ThrowingProvider<Value>, withValue value: Value, isolation: (any Actor)?
   ) {
-    let box = UncheckedSendable(value: value)
-    overrideProvider(
-      provider.provider, scope: nil, isolation: isolation, with: { _ in .success(box.value) })
+    // A given value, not a builder: the pod did not make it, so it never disposes of it.
+    overrideProvider(provider.provider, withValue: .success(value), isolation: isolation)
   }
 }
 
 extension PodEngine {
-  /// Keeps a build that failed out of the cache: it goes stale as if something it used had
-  /// been discarded, so its caller gets the error and threads waiting for it look again. An
-  /// observed pod reports the failure.
+  /// Keeps a build that failed out of the cache: nobody joins it any more, threads waiting
+  /// for it look again, and its caller gets the error. An observed pod reports the failure.
   func keepUncached(_ frame: Frame, failure: any Error) {
     var released: [AnyObject] = []
     let reported = state.withLock { state -> (pod: PodRecord, name: String)? in
-      state.invalidate(frame, released: &released)
+      state.fail(frame, released: &released)
       guard let pod = frame.slot?.pod ?? frame.pod, let info = frame.info else { return nil }
       return (pod, info.name)
     }

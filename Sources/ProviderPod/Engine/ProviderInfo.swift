@@ -16,6 +16,10 @@ final class ProviderInfo: Sendable {
   /// the same expression (a computed property) from another one. Nil for a family member:
   /// its family has it.
   let declaration: Declaration?
+  /// Whether the value is a throwing build's outcome, a `Result`: a ``WeakScope`` entry then
+  /// holds the success's instance, and a read wraps it again (see `WeaklyCachedOutcome`).
+  /// Known per provider, so that reads of every other weak entry pay nothing to tell.
+  let valueIsOutcome: Bool
   /// The provider this identity belongs to (its `Liveness` token), held weakly: once it is
   /// gone, no resolve can reach what a pod holds for it. Nil for a family member, whose family
   /// is the owner.
@@ -30,7 +34,7 @@ final class ProviderInfo: Sendable {
 
   init(
     name: String, cycleLabel: String, scope: ScopeInfo, family: FamilyInfo? = nil,
-    declaration: Declaration? = nil
+    declaration: Declaration? = nil, valueIsOutcome: Bool = false
   ) {
     self.name = name
     self.cycleLabel = cycleLabel
@@ -38,6 +42,7 @@ final class ProviderInfo: Sendable {
     self.isAlwaysNew = scope.kind == .alwaysCreateNew
     self.family = family
     self.declaration = declaration
+    self.valueIsOutcome = valueIsOutcome
   }
 }
 
@@ -47,14 +52,15 @@ extension ProviderInfo {
   /// the declaration site to a given name too.
   convenience init(
     givenName: String?, typeName: String, fileID: String, line: Int, column: Int,
-    valueType: Any.Type, scope: any ProviderScope
+    valueType: Any.Type, scope: any ProviderScope, valueIsOutcome: Bool = false
   ) {
     let location = declarationSite(fileID: fileID, line: line)
     let name = givenName ?? "\(typeName) (\(location))"
     self.init(
       name: name, cycleLabel: givenName.map { "\($0) (\(location))" } ?? name,
       scope: ScopeInfo(scope),
-      declaration: Declaration(fileID: fileID, line: line, column: column, valueType: valueType))
+      declaration: Declaration(fileID: fileID, line: line, column: column, valueType: valueType),
+      valueIsOutcome: valueIsOutcome)
   }
 }
 
