@@ -20,6 +20,8 @@ let allScenarios: [Scenario] = [
   NestedThreadBuilds.scenario,
   LentContexts.scenario,
   ThreadEnds.scenario,
+  CrowdedReads.scenario,
+  CrowdedBuilds.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing
