@@ -9,7 +9,8 @@ import ProviderPod
 /// A server's read-mostly day with more threads than cores: ten threads share one app pod.
 /// One changes it (clears a scope, overrides a provider and removes the override, clears a
 /// singleton); three read its cached instances through the app's pod; three through child pods
-/// of their own, renewed now and then; three serve requests, each in a child pod that owns the
+/// of their own, renewed now and then, some of which override the config for a while and
+/// remove the override again; three serve requests, each in a child pod that owns the
 /// request scope (some overriding a singleton), resolved twice and released.
 ///
 /// What users rely on: a cached read hands out the current instance or a newer one, never one
@@ -20,6 +21,7 @@ enum CrowdedReads {
   static let report = Report(scenario: "crowded-reads")
   static let configs = Ledger("config", exact: false, report: report)
   static let overriddenConfigs = Ledger("overridden-config", exact: false, report: report)
+  static let childConfigs = Ledger("child-config", exact: false, report: report)
   static let services = Ledger("service", exact: false, report: report)
   static let requestServices = Ledger("request-service", exact: false, report: report)
   static let handlers = Ledger("handler", exact: false, report: report)
@@ -116,7 +118,9 @@ enum CrowdedReads {
       let app = observed ? Pod(observer: ObservedClear.QuietObserver()) : Pod()
       race(in: app, until: Deadline(after: duration / 2))
     }
-    await settle([configs, overriddenConfigs, services, requestServices, handlers, requestIDs])
+    await settle([
+      configs, overriddenConfigs, childConfigs, services, requestServices, handlers, requestIDs,
+    ])
   }
 
   private static func race(in app: Pod, until deadline: Deadline) {
@@ -140,11 +144,7 @@ enum CrowdedReads {
         }
       case 4...6:
         while !deadline.hasPassed {
-          let child = Pod(parent: app)
-          for _ in 0..<(1 + random.next(2_000)) where !deadline.hasPassed {
-            read(through: child, floors, random.next(2), "child pod")
-            operations += 1
-          }
+          operations += readThroughChild(of: app, floors, &random, until: deadline)
         }
       default:
         var request = index
@@ -169,10 +169,70 @@ enum CrowdedReads {
     }
   }
 
+  /// A child pod of this thread's own, read through a random number of times; a third of them
+  /// override the config part of the way through, and some of those remove the override again.
+  /// Returns how many operations it made.
+  private static func readThroughChild(
+    of app: Pod, _ floors: Floors, _ random: inout FastRandom, until deadline: Deadline
+  ) -> Int {
+    let child = Pod(parent: app)
+    let reads = 1 + random.next(2_000)
+    let overrideAt = random.next(3) == 0 ? random.next(reads) : -1
+    let removeAt = overrideAt < 0 ? -1 : overrideAt + random.next(2 * (reads - overrideAt))
+    /// The oldest serial the child's own config may have while its override is in place.
+    var ownFloor: Int?
+    var operations = 0
+    for position in 0..<reads where !deadline.hasPassed {
+      if position == overrideAt {
+        let serial = nextSerial()
+        child.overrideProvider(configProvider) { _ in Config(childConfigs) }
+        ownFloor = serial
+        operations += 1
+      } else if position == removeAt {
+        child.removeOverrideProvider(configProvider)
+        ownFloor = nil
+        operations += 1
+      }
+      if let ownFloor {
+        readOverridden(child, floor: ownFloor, random.next(2))
+      } else {
+        read(through: child, floors, random.next(2), "child pod")
+      }
+      operations += 1
+    }
+    return operations
+  }
+
+  /// A read through a child that overrides the config: the child's own, never the app's. The
+  /// app's clears reach the child's config too, so only the override's time bounds it.
+  private static func readOverridden(_ child: Pod, floor: Int, _ which: Int) {
+    let began = clock.now
+    let config: Config
+    if which == 0 {
+      config = child.resolve(configProvider)
+      report.checkNotDisposed(config, before: began, "config through an overriding child")
+    } else {
+      let service = child.resolve(serviceProvider)
+      report.check(
+        service.serial >= floor,
+        "service#\(service.serial) through a child handed out after the child's override at"
+          + " #\(floor)")
+      report.checkNotDisposed(service, before: began, "service through an overriding child")
+      config = service.config
+    }
+    report.check(
+      config.ledger === childConfigs && config.serial >= floor,
+      "config#\(config.serial) of \(config.ledger.name) through a child (directly or through its"
+        + " service) that overrode the config at #\(floor)")
+  }
+
   private static func check(_ config: Config, _ what: String, _ before: Before) {
     report.check(
       config.serial >= before.config,
       "\(what): config#\(config.serial) handed out after a change at #\(before.config)")
+    report.check(
+      config.ledger !== childConfigs,
+      "\(what): config#\(config.serial) of a child's override, which this pod does not have")
     report.checkNotDisposed(config, before: before.disposals, what)
   }
 
@@ -188,6 +248,10 @@ enum CrowdedReads {
       service.config.serial >= before.config,
       "\(what): service#\(service.serial) built from config#\(service.config.serial),"
         + " handed out after a change to the config at #\(before.config)")
+    report.check(
+      service.config.ledger !== childConfigs,
+      "\(what): service#\(service.serial) built from config#\(service.config.serial) of a"
+        + " child's override, which this pod does not have")
     report.checkNotDisposed(service, before: before.disposals, what)
   }
 
