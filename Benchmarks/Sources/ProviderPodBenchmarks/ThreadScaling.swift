@@ -14,63 +14,83 @@ struct ThreadCase: Sendable {
   let prepare: @Sendable () -> (_ count: Int) -> Int
 }
 
-/// The flags every thread of one sample reads, and what the threads report back.
-private final class Sample: Sendable {
-  let ready = Atomic<Int>(0)
-  let go = Atomic<Bool>(false)
-  let stop = Atomic<Bool>(false)
-  /// Operations done, the threads' sums, and when the last thread stopped.
-  let results = Mutex<(operations: Int, total: Int, end: ContinuousClock.Instant?)>((0, 0, nil))
+/// How long each phase of a measurement runs: a warm-up (first builds, the allocator's
+/// per-thread caches), then the samples, whose median is reported.
+private func phaseSeconds(_ effort: Effort) -> [Double] {
+  let sample = 0.1 * effort.scale
+  return [sample / 2] + Array(repeating: sample, count: effort.scale < 1 ? 1 : 5)
 }
 
-/// Aggregate operations per second when `threads` threads run `threadCase` at once for about
-/// `seconds`: every thread's operations over the time from the start until the last one
-/// stopped. Not the sum of each thread's own rate: with more threads than free cores, threads
-/// that ran one after the other would each report a full core's rate.
-private func aggregateRate(_ threadCase: ThreadCase, threads: Int, seconds: Double) -> Double {
-  let sample = Sample()
+/// What the threads of one measurement share: which phase runs, which was told to stop, and
+/// what each phase did.
+private final class Phases: Sendable {
+  let ready = Atomic<Int>(0)
+  /// The phase the threads may run; -1 until the first starts.
+  let running = Atomic<Int>(-1)
+  /// The last phase told to stop.
+  let stopped = Atomic<Int>(-1)
+  let results: Mutex<[Result]>
+
+  /// Operations done in a phase, the threads' sums, and when the last thread stopped.
+  struct Result {
+    var threads = 0
+    var operations = 0
+    var total = 0
+    var end: ContinuousClock.Instant?
+  }
+
+  init(count: Int) { results = Mutex(Array(repeating: Result(), count: count)) }
+}
+
+/// Aggregate operations per second when `threads` threads run `threadCase` at once, the median
+/// over the samples. The same threads run every phase, so that nothing of theirs starts cold
+/// in a sample. A phase's rate is every thread's operations over the time from its start until
+/// the last thread stopped. Not the sum of each thread's own rate: with more threads than free
+/// cores, threads that ran one after the other would each report a full core's rate.
+func scalingThroughput(_ threadCase: ThreadCase, threads: Int, effort: Effort) -> Double {
+  let seconds = phaseSeconds(effort)
+  let phases = Phases(count: seconds.count)
   let finished = DispatchGroup()
   for _ in 0..<threads {
     finished.enter()
     Thread {
       let body = threadCase.prepare()
-      sample.ready.add(1, ordering: .releasing)
-      while !sample.go.load(ordering: .acquiring) { sched_yield() }
-      var operations = 0
-      var total = 0
-      repeat {
-        total &+= body(threadCase.chunk)
-        operations += threadCase.chunk
-      } while !sample.stop.load(ordering: .relaxed)
-      let end = ContinuousClock.now
-      sample.results.withLock { results in
-        results.operations += operations
-        results.total &+= total
-        results.end = max(results.end ?? end, end)
+      phases.ready.add(1, ordering: .releasing)
+      for phase in seconds.indices {
+        while phases.running.load(ordering: .acquiring) < phase { sched_yield() }
+        var operations = 0
+        var total = 0
+        repeat {
+          total &+= body(threadCase.chunk)
+          operations += threadCase.chunk
+        } while phases.stopped.load(ordering: .relaxed) < phase
+        let end = ContinuousClock.now
+        phases.results.withLock { results in
+          results[phase].threads += 1
+          results[phase].operations += operations
+          results[phase].total &+= total
+          results[phase].end = max(results[phase].end ?? end, end)
+        }
       }
       finished.leave()
     }.start()
   }
-  while sample.ready.load(ordering: .acquiring) < threads { usleep(100) }
-  let start = ContinuousClock.now
-  sample.go.store(true, ordering: .releasing)
-  Thread.sleep(forTimeInterval: seconds)
-  sample.stop.store(true, ordering: .relaxed)
+  while phases.ready.load(ordering: .acquiring) < threads { usleep(100) }
+  var rates: [Double] = []
+  for (phase, duration) in seconds.enumerated() {
+    let start = ContinuousClock.now
+    phases.running.store(phase, ordering: .releasing)
+    Thread.sleep(forTimeInterval: duration)
+    phases.stopped.store(phase, ordering: .relaxed)
+    while phases.results.withLock({ $0[phase].threads }) < threads { usleep(50) }
+    let result = phases.results.withLock { $0[phase] }
+    consume(result.total)
+    if phase > 0 {
+      rates.append(Double(result.operations) / (nanoseconds(result.end! - start) / 1e9))
+    }
+  }
   finished.wait()
-  let (operations, total, end) = sample.results.withLock { $0 }
-  consume(total)
-  return Double(operations) / (nanoseconds(end! - start) / 1e9)
-}
-
-/// Median aggregate operations per second over a few samples, after a warm-up at the same
-/// number of threads (first builds, the allocator's per-thread caches).
-func scalingThroughput(_ threadCase: ThreadCase, threads: Int, effort: Effort) -> Double {
-  // 0.3 s per case and thread count in a full run: a warm-up and three samples of 0.1 s.
-  let seconds = 0.1 * effort.scale
-  _ = aggregateRate(threadCase, threads: threads, seconds: seconds / 2)
-  let samples = effort.scale < 1 ? 1 : 3
-  return median(
-    (0..<samples).map { _ in aggregateRate(threadCase, threads: threads, seconds: seconds) })
+  return median(rates)
 }
 
 /// The thread counts to measure: `--threads 1,2,16`, or 1, 2 and every core of the machine.
@@ -111,7 +131,7 @@ func runThreadScaling(_ cases: [ThreadCase], threadCounts: [Int], effort: Effort
   print("")
   print(
     "Scaling with threads: aggregate millions of operations per second, all threads together"
-      + " (\(effort.scale < 1 ? "QUICK RUN, not for comparison" : "median of 3 samples of 0.1 s after a warm-up"))"
+      + " (\(effort.scale < 1 ? "QUICK RUN, not for comparison" : "median of 5 samples of 0.1 s after a warm-up"))"
   )
   print("")
   print("| workload | " + columns.joined(separator: " | ") + " |")
