@@ -11,6 +11,12 @@ import PackageDescription
 let package = Package(
   name: "ProviderPodBenchmarks",
   platforms: [.macOS(.v15)],  // Synchronization.Mutex, for the baseline container
+  // swift-dependencies brings FoundationNetworking, which a static build cannot link without
+  // libcurl: `Benchmarks/scaling` builds without it (--disable-default-traits), its column empty.
+  traits: [
+    .trait(name: "SwiftDependencies", description: "The swift-dependencies column of the table."),
+    .default(enabledTraits: ["SwiftDependencies"]),
+  ],
   dependencies: [
     .package(name: "ProviderPod", path: ".."),
     .package(url: "https://github.com/Swinject/Swinject", exact: "2.10.0"),
@@ -28,7 +34,9 @@ let package = Package(
         "CallgrindToggles",
         .product(name: "ProviderPod", package: "ProviderPod"),
         .product(name: "Swinject", package: "Swinject"),
-        .product(name: "Dependencies", package: "swift-dependencies"),
+        .product(
+          name: "Dependencies", package: "swift-dependencies",
+          condition: .when(traits: ["SwiftDependencies"])),
       ]
     ),
     .executableTarget(

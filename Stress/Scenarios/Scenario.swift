@@ -24,6 +24,8 @@ let allScenarios: [Scenario] = [
   InvalidatedAlwaysNew.scenario,
   ReleasedMidBuild.scenario,
   SharedReads.scenario,
+  CrowdedReads.scenario,
+  CrowdedBuilds.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing

@@ -80,7 +80,7 @@ final class Key: Sendable {}
 /// Workload 11 by hand: the app's singletons in one mutex dictionary, each request's
 /// instances in a dictionary of its own, dropped with the request.
 @inline(never)
-private func handleRequest(app: MutexContainer) -> Int {
+func handleRequest(app: MutexContainer) -> Int {
   var requestInstances: [ObjectIdentifier: Any] = [:]
   let handler = RequestHandler(
     app.resolve(ObjectIdentifier(Repository.self)) { Service(value: 1) },

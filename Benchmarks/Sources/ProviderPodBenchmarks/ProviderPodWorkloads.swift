@@ -64,7 +64,7 @@ private let requestHandler = Provider(scope: RequestScope()) { pod in
 
 /// One request: a child pod that owns the request scope, the handler resolved, the pod released.
 @inline(never)
-private func handleRequest(in app: Pod) -> Int {
+func handleRequest(in app: Pod) -> Int {
   let requestPod = Pod(parent: app, scopes: [RequestScope()])
   return requestPod.resolve(requestHandler).first.value
 }

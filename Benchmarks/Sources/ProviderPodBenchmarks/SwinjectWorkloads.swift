@@ -169,7 +169,7 @@ extension SwinjectWorkloads {
     return request.resolve(RequestHandler.self)!.first.value
   }
 
-  private func requestApp() -> Container {
+  func requestApp() -> Container {
     let app = Container()
     app.register(Repository.self) { _ in Repository() }.inObjectScope(.container)
     app.register(Mailer.self) { _ in Mailer() }.inObjectScope(.container)

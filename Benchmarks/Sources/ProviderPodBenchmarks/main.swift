@@ -85,6 +85,23 @@ let onlyRow = option("--row").flatMap { Int($0) }
 /// `--warmups 0` skips warm-up runs (profiling a slow workload).
 if let warmups = option("--warmups").flatMap({ Int($0) }) { effort.warmups = warmups }
 let onlyLibrary = option("--library")
+/// `--threads 1,2,16`: the thread counts of the thread-scaling section (default 1, 2 and every
+/// core); `--scaling` runs that section alone, without the table.
+let threadCounts = scalingThreadCounts(option("--threads"))
+@MainActor func runScalingSection() {
+  let cases = threadScalingCases().filter { onlyLibrary == nil || $0.library == onlyLibrary }
+  runThreadScaling(cases, threadCounts: threadCounts, effort: effort)
+}
+if arguments.contains("--scaling") {
+  print("ProviderPod benchmarks: scaling with threads")
+  print(
+    "Machine: \(machine()); release build\(effort.scale < 1 ? "; QUICK RUN, not for comparison" : "")"
+  )
+  runScalingSection()
+  print("")
+  print("(sink \(sink % 10))")
+  exit(0)
+}
 let libraries: [any Workloads] = [
   ProviderPodWorkloads(), SwinjectWorkloads(), SwiftDependenciesWorkloads(),
 ]
@@ -237,5 +254,6 @@ if let ten = results[15][0], let hundred = results[16][0], let thousand = result
       + " \(ratio(thousand, hundred)) (linear is 10x).")
 }
 printScalingSummary(rows: rows, results: results)
+if onlyWorkloads == nil, onlyRow == nil { runScalingSection() }
 print("")
 print("(sink \(sink % 10); operations measured: \(operationsMeasured))")
