@@ -81,6 +81,7 @@ extension EngineState {
         if var entry {
           entry.dependencies = dependencies
           _ = removeEntry(of: homeSlot, released: &released)
+          if homeSlot.isPublished { homeSlot.unpublish() }
           homeSlot.entry = entry
           if slot.info.family == nil { homeSlot.isKept = true }
           // Singletons are never cleared, so they need no membership.
@@ -108,6 +109,7 @@ extension EngineState {
             requester.slots[slot.key].map({ $0.entry == nil && $0.build == nil }) ?? true
           {
             let link = self.slot(for: slot.info, in: requester, released: &released)
+            if link.isPublished { link.unpublish() }
             link.entry = entry
             link.linkTarget = homeSlot
             addDependent(link, on: homeSlot)

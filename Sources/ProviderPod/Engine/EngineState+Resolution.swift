@@ -98,6 +98,7 @@ extension EngineState {
           linked = nil
         } else {
           let link = existing ?? addSlot(for: provider, in: pod, released: &released)
+          if link.isPublished { link.unpublish() }
           link.entry = target.entry
           link.linkTarget = target
           addDependent(link, on: target)

@@ -185,6 +185,7 @@ struct EngineState {
   @inline(__always)
   mutating func removeEntry(of slot: Slot, released: inout [AnyObject]) -> CacheEntry? {
     guard let entry = slot.entry else { return nil }
+    if slot.isPublished { slot.unpublish() }
     slot.entry = nil
     // Most discarded instances are leaves of no scope list (a clear took the list whole),
     // built from nothing and linked to nothing.
