@@ -184,8 +184,10 @@ struct EngineState {
   /// if the slot owned it (a link owns nothing).
   @inline(__always)
   mutating func removeEntry(of slot: Slot, released: inout [AnyObject]) -> CacheEntry? {
-    guard let entry = slot.entry else { return nil }
+    // Before the entry is read: with a call between the read and the write, the entry would be
+    // copied (three retains and releases) rather than moved out.
     if slot.isPublished { slot.unpublish() }
+    guard let entry = slot.entry else { return nil }
     slot.entry = nil
     // Most discarded instances are leaves of no scope list (a clear took the list whole),
     // built from nothing and linked to nothing.
