@@ -7,11 +7,9 @@
 // read-modify-write before it loads the bucket. In the single total order of those operations,
 // either the read's load comes after the writer's store (it finds nothing and takes nothing),
 // or the read's raise comes before the writer's look at its counter (the writer sees it odd
-// and lets go of the reference only once the read has ended, by which time the read holds its
-// own). A writer spins briefly for such reads; a read the scheduler interrupted mid-read would
-// hold it up for a whole time slice, so its batch is parked instead, and the first read or
-// reclaim that finds those reads ended lets go of it. A table replaced by a larger one is
-// retired the same way, so a read still probing it never touches freed memory. The release that ends a read pairs with the writer's acquiring load.
+// and waits until the read has ended, by which time the read holds its own reference). A
+// table replaced by a larger one is retired the same way, so a read still probing it never
+// touches freed memory. The release that ends a read pairs with the writer's acquiring load.
 // A thread's first read adds its record to the list first, with a sequentially consistent
 // read-modify-write, and the writer reads the list's head sequentially consistently after its
 // store: so whenever the read's load comes before the writer's store, the writer's look at the
@@ -112,126 +110,47 @@ typedef struct pp_running_read {
   uintptr_t seen;
 } pp_running_read;
 
-/// What a writer retired, still to be let go of once the reads it waits for have ended.
-typedef struct pp_retired {
-  void *_Nullable *_Nullable items;
-  intptr_t count;
-  intptr_t capacity;
-} pp_retired;
-
-/// A batch whose reads did not end while its writer spun: a reader the scheduler interrupted
-/// mid-read. It is let go of by whichever read or reclaim next finds those reads ended.
-typedef struct pp_parked {
-  struct pp_parked *_Nullable next;
-  pp_retired objects;
-  pp_retired tables;
-  intptr_t count;
-  pp_running_read running[];
-} pp_parked;
-
-static pthread_mutex_t parked_lock = PTHREAD_MUTEX_INITIALIZER;
-/// Guarded by `parked_lock`.
-static pp_parked *_Nullable parked = 0;
-/// Whether `parked` holds a batch: read by every read, written only when a batch is parked or
-/// the last one let go of.
-static _Atomic(bool) parked_pending = false;
-
-/// How long a writer spins for a read to end before parking its batch: a read that is
-/// running, not interrupted, ends within a few dozen instructions.
-enum { spin_limit = 1024 };
-
-static void release_batch(pp_retired objects, pp_retired tables) {
-  for (intptr_t index = 0; index < tables.count; index++) free(tables.items[index]);
-  free(tables.items);
-  for (intptr_t index = 0; index < objects.count; index++) {
-    pp_release_object(objects.items[index]);
-  }
-  free(objects.items);
-}
-
-static bool has_ended(const pp_running_read *read) {
-  return atomic_load_explicit(&read->reader->sequence, memory_order_seq_cst) != read->seen;
-}
-
-/// Lets go of every parked batch whose reads have all ended.
-static void release_parked(void) {
-  pp_parked *ready = 0;
-  pthread_mutex_lock(&parked_lock);
-  for (pp_parked **link = &parked; *link;) {
-    pp_parked *batch = *link;
-    bool ended = true;
-    for (intptr_t index = 0; index < batch->count && ended; index++) {
-      ended = has_ended(&batch->running[index]);
-    }
-    if (!ended) {
-      link = &batch->next;
-      continue;
-    }
-    *link = batch->next;
-    batch->next = ready;
-    ready = batch;
-  }
-  if (!parked) atomic_store_explicit(&parked_pending, false, memory_order_seq_cst);
-  pthread_mutex_unlock(&parked_lock);
-  // Outside the lock: a release may run a deinit, which may resolve and park in turn.
-  while (ready) {
-    pp_parked *batch = ready;
-    ready = batch->next;
-    release_batch(batch->objects, batch->tables);
-    free(batch);
-  }
-}
-
-static void pp_release_parked_if_any(void) {
-  if (atomic_load_explicit(&parked_pending, memory_order_relaxed)) release_parked();
-}
-
-/// Lets go of a batch once every read running now has ended: at once if they end while it
-/// spins, otherwise parked for a later read or reclaim.
+/// Waits until every read running when it looked has ended.
 ///
 /// Every counter is read first, and only then waited on. A read that began after the look
 /// needs no wait, and a thread reading in a loop is inside a read most of the time: looking at
-/// each record only after waiting for the one before would find many such reads.
-static void release_after_reads(pp_retired objects, pp_retired tables) {
-  intptr_t capacity = 16;
+/// each record only after waiting for the one before would find many such reads, and wait for
+/// each interrupted one in turn, one scheduling period after another (with twelve reading
+/// threads on two cores, a clear took up to half a second).
+static void wait_for_readers(void) {
+  enum { on_stack = 32 };
+  pp_running_read stack[on_stack];
+  pp_running_read *running = stack;
+  intptr_t capacity = on_stack;
   intptr_t count = 0;
-  pp_parked *batch = malloc(sizeof(pp_parked) + (size_t)capacity * sizeof(pp_running_read));
-  if (!batch) abort();
   for (pp_reader *reader = atomic_load_explicit(&readers, memory_order_seq_cst); reader;
        reader = reader->next) {
     uintptr_t seen = atomic_load_explicit(&reader->sequence, memory_order_seq_cst);
     if ((seen & 1) == 0) continue;
     if (count == capacity) {
       capacity *= 2;
-      pp_parked *larger =
-          realloc(batch, sizeof(pp_parked) + (size_t)capacity * sizeof(pp_running_read));
+      pp_running_read *larger = malloc((size_t)capacity * sizeof(pp_running_read));
       if (!larger) abort();
-      batch = larger;
+      memcpy(larger, running, (size_t)count * sizeof(pp_running_read));
+      if (running != stack) free(running);
+      running = larger;
     }
-    batch->running[count++] = (pp_running_read){reader, seen};
+    running[count++] = (pp_running_read){reader, seen};
   }
-  // Keep only the reads that do not end within the spin.
-  intptr_t waiting = 0;
   for (intptr_t index = 0; index < count; index++) {
+    // A read is a few dozen instructions and never blocks; one that is still running was
+    // interrupted by the scheduler, so let it run.
     int spins = 0;
-    while (!has_ended(&batch->running[index]) && spins < spin_limit) spins++;
-    if (!has_ended(&batch->running[index])) batch->running[waiting++] = batch->running[index];
+    while (atomic_load_explicit(&running[index].reader->sequence, memory_order_acquire) ==
+           running[index].seen) {
+      if (spins < 64) {
+        spins++;
+      } else {
+        sched_yield();
+      }
+    }
   }
-  if (waiting == 0) {
-    free(batch);
-    release_batch(objects, tables);
-    return;
-  }
-  batch->objects = objects;
-  batch->tables = tables;
-  batch->count = waiting;
-  pthread_mutex_lock(&parked_lock);
-  batch->next = parked;
-  parked = batch;
-  atomic_store_explicit(&parked_pending, true, memory_order_seq_cst);
-  pthread_mutex_unlock(&parked_lock);
-  // A read that ended before it could see the flag is found ended here.
-  release_parked();
+  if (running != stack) free(running);
 }
 
 // MARK: The table
@@ -281,14 +200,18 @@ void *_Nullable pp_read(pp_tree_words *words, uintptr_t pod, uintptr_t provider)
     }
   }
   atomic_store_explicit(&reader->sequence, sequence + 2, memory_order_release);
-  // A writer may have parked what it retired until a read like this one ended.
-  pp_release_parked_if_any();
   return found;
 }
 
 // MARK: Retiring (the writer's thread)
 
 _Thread_local bool pp_reclaim_pending = false;
+
+typedef struct pp_retired {
+  void *_Nullable *_Nullable items;
+  intptr_t count;
+  intptr_t capacity;
+} pp_retired;
 
 static _Thread_local pp_retired retired_objects = {0, 0, 0};
 static _Thread_local pp_retired retired_tables = {0, 0, 0};
@@ -315,10 +238,15 @@ void pp_reclaim(void) {
   if (objects.count == 0 && tables.count == 0) {
     free(objects.items);
     free(tables.items);
-  } else {
-    release_after_reads(objects, tables);
+    return;
   }
-  pp_release_parked_if_any();
+  wait_for_readers();
+  for (intptr_t index = 0; index < tables.count; index++) free(tables.items[index]);
+  free(tables.items);
+  for (intptr_t index = 0; index < objects.count; index++) {
+    pp_release_object(objects.items[index]);
+  }
+  free(objects.items);
 }
 
 // MARK: Writing (under the tree's lock)

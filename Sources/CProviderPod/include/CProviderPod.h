@@ -80,8 +80,8 @@ static inline void pp_atomic_counter_clear_bits(pp_atomic_counter *counter, intp
 // A read announces itself in its thread's reader record (a counter, odd while reading),
 // takes a reference to what it found, and announces its end. A writer that takes a reference
 // out of the table does not release it at once: it keeps it in its thread's retired list, and
-// `pp_reclaim` (after the lock is released) releases it once every read that was running when
-// it looked has ended. So a read never retains a freed object, and a thread
+// `pp_reclaim` (after the lock is released) waits until every read that was running when it
+// looked has ended, then releases it. So a read never retains a freed object, and a thread
 // that only reads writes nothing but its own record.
 
 /// The words a tree of pods shares without its lock: the gate of its always-new builds
@@ -119,9 +119,8 @@ extern _Thread_local _Bool pp_reclaim_pending;
 /// Whether this thread has retired references or tables to reclaim.
 static inline _Bool pp_needs_reclaim(void) { return pp_reclaim_pending; }
 
-/// Releases what this thread retired once every read running now has ended: at once when
-/// they end within a short spin, otherwise as soon as a later read or reclaim finds them
-/// ended. Call it after releasing the lock: a release may run a deinit.
+/// Waits until every read running now has ended, then releases what this thread retired.
+/// Call it after releasing the lock: a release may run a deinit.
 void pp_reclaim(void);
 
 /// How many published references the table holds (for the invariant checks; under the lock).
