@@ -50,6 +50,9 @@ extern void swift_release(void *object);
 /// nothing another thread reads often.
 typedef struct pp_reader {
   _Atomic(uintptr_t) sequence;
+  /// The tree whose table the thread reads (or last read): a writer waits only for reads of
+  /// its own tree, so a change in one app's pod never waits for another's readers.
+  _Atomic(pp_tree_words *_Nullable) tree;
   _Atomic(bool) in_use;
   struct pp_reader *_Nullable next;
 } pp_reader;
@@ -117,7 +120,7 @@ typedef struct pp_running_read {
 /// each record only after waiting for the one before would find many such reads, and wait for
 /// each interrupted one in turn, one scheduling period after another (with twelve reading
 /// threads on two cores, a clear took up to half a second).
-static void wait_for_readers(void) {
+static void wait_for_readers(pp_tree_words *_Nullable tree) {
   enum { on_stack = 32 };
   pp_running_read stack[on_stack];
   pp_running_read *running = stack;
@@ -127,6 +130,8 @@ static void wait_for_readers(void) {
        reader = reader->next) {
     uintptr_t seen = atomic_load_explicit(&reader->sequence, memory_order_seq_cst);
     if ((seen & 1) == 0) continue;
+    // A read of another tree's table never saw what this writer retired.
+    if (tree && atomic_load_explicit(&reader->tree, memory_order_acquire) != tree) continue;
     if (count == capacity) {
       capacity *= 2;
       pp_running_read *larger = malloc((size_t)capacity * sizeof(pp_running_read));
@@ -179,6 +184,9 @@ static inline uintptr_t bucket_index(uintptr_t pod, uintptr_t provider, uintptr_
 void *_Nullable pp_read(pp_tree_words *words, uintptr_t pod, uintptr_t provider) {
   pp_reader *reader = current_reader;
   if (__builtin_expect(reader == 0, 0)) reader = make_reader();
+  // Released, and before the raise: a writer that sees the raise sees this tree, and one that
+  // sees a later read's tree has seen this read end.
+  atomic_store_explicit(&reader->tree, words, memory_order_release);
   uintptr_t sequence = atomic_fetch_add_explicit(&reader->sequence, 1, memory_order_seq_cst);
   void *found = 0;
   pp_table *table = atomic_load_explicit(&words->table, memory_order_seq_cst);
@@ -216,6 +224,20 @@ typedef struct pp_retired {
 static _Thread_local pp_retired retired_objects = {0, 0, 0};
 static _Thread_local pp_retired retired_tables = {0, 0, 0};
 
+/// The tree whose table this thread's retired items came out of; null when they came from
+/// more than one (then every reader is waited for).
+static _Thread_local pp_tree_words *_Nullable retired_tree = 0;
+static _Thread_local bool has_retired_tree = false;
+
+static void note_retired_tree(pp_tree_words *tree) {
+  if (!has_retired_tree) {
+    retired_tree = tree;
+    has_retired_tree = true;
+  } else if (retired_tree != tree) {
+    retired_tree = 0;
+  }
+}
+
 static void retire(pp_retired *list, void *item) {
   if (list->count == list->capacity) {
     intptr_t capacity = list->capacity ? list->capacity * 2 : 16;
@@ -232,15 +254,18 @@ void pp_reclaim(void) {
   // Taken whole first: a release may run a deinit that resolves, and retires more.
   pp_retired objects = retired_objects;
   pp_retired tables = retired_tables;
+  pp_tree_words *tree = retired_tree;
   retired_objects = (pp_retired){0, 0, 0};
   retired_tables = (pp_retired){0, 0, 0};
+  retired_tree = 0;
+  has_retired_tree = false;
   pp_reclaim_pending = false;
   if (objects.count == 0 && tables.count == 0) {
     free(objects.items);
     free(tables.items);
     return;
   }
-  wait_for_readers();
+  wait_for_readers(tree);
   for (intptr_t index = 0; index < tables.count; index++) free(tables.items[index]);
   free(tables.items);
   for (intptr_t index = 0; index < objects.count; index++) {
@@ -298,7 +323,10 @@ static pp_table *grow(pp_tree_words *words, pp_table *_Nullable old) {
   table->keyed = live;
   table->live = live;
   atomic_store_explicit(&words->table, table, memory_order_seq_cst);
-  if (old) retire(&retired_tables, old);
+  if (old) {
+    note_retired_tree(words);
+    retire(&retired_tables, old);
+  }
   return table;
 }
 
@@ -318,6 +346,7 @@ void pp_publish(pp_tree_words *words, uintptr_t pod, uintptr_t provider, void *v
   }
   uintptr_t old = atomic_exchange_explicit(&bucket->value, (uintptr_t)value, memory_order_seq_cst);
   if (old) {
+    note_retired_tree(words);
     retire(&retired_objects, (void *)(old & ~(uintptr_t)1));
   } else {
     table->live += 1;
@@ -332,6 +361,7 @@ bool pp_unpublish(pp_tree_words *words, uintptr_t pod, uintptr_t provider) {
   uintptr_t old = atomic_exchange_explicit(&bucket->value, 0, memory_order_seq_cst);
   if (!old) return false;
   table->live -= 1;
+  note_retired_tree(words);
   retire(&retired_objects, (void *)(old & ~(uintptr_t)1));
   return true;
 }
