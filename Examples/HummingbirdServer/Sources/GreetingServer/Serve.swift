@@ -3,9 +3,10 @@ import ProviderPod
 
 /// Serves until SIGINT or SIGTERM, then shuts down gracefully and lets the app's pod go.
 ///
-/// The app's pod lives inside this function, so once the server has stopped nothing holds it:
-/// it goes away before the function returns, and the `onDiscard` hooks of what it built run
-/// then (the database is closed). Returns the database, so a caller can see it was closed.
+/// The app's pod lives inside this function, so once the server has stopped and its
+/// connections have let go of the routes (on the server's own threads, just after it stops),
+/// nothing holds it: it goes away, and the `onDiscard` hooks of what it built run then (the
+/// database is closed). Returns the database, so a caller can see it was closed.
 public func serveUntilShutdown(configuration: ApplicationConfiguration? = nil) async throws
   -> Database
 {

@@ -28,6 +28,11 @@ struct GreetingServerTests {
   @Test("a server that shuts down gracefully lets its app's pod go, which closes the database")
   func shutdownClosesDatabase() async throws {
     let database = try await serveOneRequestThenShutDown()
+    // The server's connections let go of the app's pod on their own threads, shortly after
+    // the server has stopped: wait for that (a watchdog, not a speed check).
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: .seconds(60))
+    while !database.isClosed, clock.now < deadline { await Task.yield() }
     #expect(database.isClosed)
   }
 
