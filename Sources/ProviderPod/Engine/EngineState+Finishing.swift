@@ -108,11 +108,7 @@ extension EngineState {
             home.isAncestor(ofOrSameAs: requester),
             requester.slots[slot.key].map({ $0.entry == nil && $0.build == nil }) ?? true
           {
-            let link = self.slot(for: slot.info, in: requester, released: &released)
-            if link.isPublished { link.unpublish() }
-            link.entry = entry
-            link.linkTarget = homeSlot
-            addDependent(link, on: homeSlot)
+            link(self.slot(for: slot.info, in: requester, released: &released), to: homeSlot)
           }
         } else {
           // A weak-scope value that is not an object is not cached: what it was built from

@@ -97,12 +97,9 @@ extension EngineState {
         if existing == nil, caller != nil {
           linked = nil
         } else {
-          let link = existing ?? addSlot(for: provider, in: pod, released: &released)
-          if link.isPublished { link.unpublish() }
-          link.entry = target.entry
-          link.linkTarget = target
-          addDependent(link, on: target)
-          linked = link
+          let slot = existing ?? addSlot(for: provider, in: pod, released: &released)
+          link(slot, to: target)
+          linked = slot
         }
         if let hit = reuse(
           linked ?? target, from: caller, reporting: reporting, events: &events,

@@ -166,6 +166,17 @@ struct EngineState {
     slot.dependents.add(dependent)
   }
 
+  /// Makes `link`, a child's slot, share `target`'s instance (an ancestor's): it holds a copy
+  /// of the entry for the child's cached reads and watchers, and counts among `target`'s
+  /// dependents, so discarding the ancestor's instance empties the link too. The one place a
+  /// link is made.
+  func link(_ link: Slot, to target: Slot) {
+    if link.isPublished { link.unpublish() }
+    link.entry = target.entry
+    link.linkTarget = target
+    addDependent(link, on: target)
+  }
+
   /// Forgets one "built from" link of `dependent` on `slot`.
   mutating func dropDependent(_ dependent: Slot, on slot: Slot, released: inout [AnyObject]) {
     guard slot.dependents.removeOne(dependent) else { return }
