@@ -65,9 +65,8 @@ final class PodEngine {
   // MARK: Resolving
 
   /// The hot path: the provider's cached instance, when nobody observes the pod and this
-  /// thread is not inside one of its builds. First without the lock, from the instances the
-  /// tree has published (`SharedReads.swift`); else under the lock, publishing what it finds
-  /// for the next read.
+  /// thread is not inside one of its builds, read without the lock from the instances the
+  /// tree has published (`SharedReads.swift`); nil sends the caller down the locked resolve.
   @inline(__always)
   func cachedValue(of info: ProviderInfo) -> HeldValue? {
     guard !isObserved, !info.isAlwaysNew else { return nil }
@@ -78,23 +77,9 @@ final class PodEngine {
     {
       return nil
     }
-    if let held = publishedValue(of: info) { return held }
-    return lockedCachedValue(of: info)
-  }
-
-  /// The cached instance, read under the lock, and published for the reads that follow. Only
-  /// non-generic types cross the lock: a `Value?` would have its metadata looked up on every
-  /// call. The value is taken out under the lock, held by a reference to itself or its entry:
-  /// once the lock is released, another thread may discard the entry at any moment.
-  @inline(never)
-  func lockedCachedValue(of info: ProviderInfo) -> HeldValue? {
-    let key = info.key
-    let pod = self.pod
-    return state.withLock { _ -> HeldValue? in
-      guard let slot = pod.slots[key], let held = slot.heldStrongValue else { return nil }
-      if pod.isAlive { slot.publish() }
-      return held
-    }
+    // On a miss the resolve takes the lock once, finds the instance if there is one, and
+    // publishes it for the reads that follow.
+    return publishedValue(of: info)
   }
 
   /// Resolves from `caller`'s build; with `callerUnknown`, from whichever build of this pod
