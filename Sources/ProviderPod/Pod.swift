@@ -27,11 +27,23 @@ public final class Pod: Sendable {
   ///   - overrides: Providers to build differently in this pod. When two overrides name the
   ///     same provider, the later one wins, so `baseOverrides + [specific]` works.
   ///   - observer: Told about everything the pod does; see ``PodObserver``.
-  public init(overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil) {
+  ///   - clock: What retry back-offs sleep on (see ``RetryPolicy``), here and in child pods.
+  ///     A test gives one that does not wait, so that a retry takes no real time.
+  public convenience init(
+    overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil,
+    clock: any Clock<Duration> = ContinuousClock()
+  ) {
+    self.init(
+      overrides: overrides.map(\.record), observer: observer,
+      settings: PodSettings(clock: clock, reportUnreplaced: nil))
+  }
+
+  /// A root pod; a test's isolation makes one with settings of its own.
+  init(overrides: [OverrideRecord], observer: (any PodObserver)?, settings: PodSettings) {
     parent = nil
-    engine = PodEngine(overrides: overrides.map(\.record), observer: observer)
+    engine = PodEngine(overrides: overrides, observer: observer, settings: settings)
     engine.pod.owner = self
-    engine.reportOverridden(overrides.map(\.record))
+    engine.reportOverridden(overrides)
   }
 
   /// Creates a child pod: a pod of its own for the given scopes, sharing everything else
@@ -68,6 +80,9 @@ public final class Pod: Sendable {
     parent: Pod, scopes: [any ProviderScope] = [], overrides: [ProviderOverride] = [],
     observer: (any PodObserver)? = nil
   ) {
+    // Made inside a test's isolation of `parent`: a child of the test's pod, so that what it
+    // shares lives there and not in the pod other tests use.
+    let parent = parent.isolatedPod ?? parent
     self.parent = parent
     // `children` is user code: walk the scope tree before any lock is taken.
     var owned: [ScopeKey] = []
@@ -90,6 +105,7 @@ public final class Pod: Sendable {
   /// provider that needs itself, directly or through others, stops the program with the
   /// whole chain of providers (see <doc:Concurrency> for cycles across threads).
   public func resolve<Value>(_ provider: Provider<Value>) -> Value {
+    if let isolated = isolatedPod { return isolated.resolve(provider) }
     if let held = engine.cachedValue(of: provider.info) { return held.value(as: Value.self) }
     return engine.resolve(provider, from: nil, callerUnknown: true)
   }

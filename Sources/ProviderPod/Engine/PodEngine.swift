@@ -18,9 +18,15 @@ final class PodEngine {
   /// The pod itself, for a builder that asks for it: its record's weak reference, set once
   /// before the engine is shared (one weak reference per pod, not two).
   var root: Pod? { pod.owner }
+  /// The clock and test settings, inherited by children.
+  let settings: PodSettings
 
   /// A root pod's engine.
-  init(overrides: [OverrideRecord], observer: (any PodObserver)?) {
+  init(
+    overrides: [OverrideRecord], observer: (any PodObserver)?,
+    settings: PodSettings = .standard
+  ) {
+    self.settings = settings
     pod = PodRecord(parent: nil, ownedScopes: [], observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
     let state = EngineState(root: pod)
@@ -36,6 +42,7 @@ final class PodEngine {
     parent: PodEngine, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
     observer: (any PodObserver)?
   ) {
+    settings = parent.settings
     pod = PodRecord(parent: parent.pod, ownedScopes: ownedScopes, observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
     state = parent.state

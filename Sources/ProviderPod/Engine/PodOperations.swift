@@ -140,8 +140,9 @@ struct PodOperations {
 }
 
 extension Pod {
-  /// What this pod does, asked by no build in particular.
-  var operations: PodOperations { PodOperations(engine: engine, caller: nil) }
+  /// What this pod does, asked by no build in particular: inside a test's isolation of this
+  /// pod, what the test's own pod does.
+  var operations: PodOperations { PodOperations(engine: (isolatedPod ?? self).engine, caller: nil) }
 }
 
 extension BuildContext {
