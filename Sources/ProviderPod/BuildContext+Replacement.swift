@@ -10,7 +10,7 @@ extension BuildContext {
   /// ```
   ///
   /// Outside a test it does nothing. Inside a test's isolation of a pod (the `.isolated`
-  /// trait of `ProviderPodTesting`, or ``Pod/withIsolation(overrides:clock:observer:reportUnreplaced:_:)-(_,_,_,_,(Pod)throws->Result)``
+  /// trait of `ProviderPodTesting`, or ``Pod/withIsolation(overrides:clock:observer:reportUnreplaced:_:)``
   /// with `reportUnreplaced`), the builder only runs when nothing replaced the provider, and
   /// the call fails the test with a message that names the provider and how to replace it,
   /// without stopping the process.

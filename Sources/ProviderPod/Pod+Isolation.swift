@@ -53,7 +53,7 @@ extension Pod {
   }
 
   /// Runs the async `operation` with this pod isolated; see
-  /// ``withIsolation(overrides:clock:observer:reportUnreplaced:_:)-(_,_,_,_,(Pod)throws->Result)``.
+  /// ``withIsolation(overrides:clock:observer:reportUnreplaced:_:)``.
   public func withIsolation<Result>(
     overrides: [ProviderOverride] = [],
     clock: (any Clock<Duration>)? = nil,

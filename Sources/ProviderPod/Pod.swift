@@ -27,15 +27,8 @@ public final class Pod: Sendable {
   ///   - overrides: Providers to build differently in this pod. When two overrides name the
   ///     same provider, the later one wins, so `baseOverrides + [specific]` works.
   ///   - observer: Told about everything the pod does; see ``PodObserver``.
-  ///   - clock: What retry back-offs sleep on (see ``RetryPolicy``), here and in child pods.
-  ///     A test gives one that does not wait, so that a retry takes no real time.
-  public convenience init(
-    overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil,
-    clock: any Clock<Duration> = ContinuousClock()
-  ) {
-    self.init(
-      overrides: overrides.map(\.record), observer: observer,
-      settings: PodSettings(clock: clock, reportUnreplaced: nil))
+  public convenience init(overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil) {
+    self.init(overrides: overrides.map(\.record), observer: observer, settings: .standard)
   }
 
   /// A root pod; a test's isolation makes one with settings of its own.

@@ -2,7 +2,7 @@ public import ProviderPod
 public import Testing
 
 extension Pod {
-  /// Runs `operation` with this pod isolated, as the ``Testing/Trait/isolated(_:overrides:clock:sourceLocation:)``
+  /// Runs `operation` with this pod isolated, as the `isolated(_:overrides:clock:sourceLocation:)`
   /// trait runs a test: for part of a test, or a helper that several tests call. A provider
   /// that tests must replace, built unreplaced, records an issue in the current test.
   ///

@@ -1,7 +1,7 @@
 public import ProviderPod
 public import Testing
 
-/// Isolates a pod for each test it applies to; see ``Testing/Trait/isolated(_:overrides:clock:sourceLocation:)``.
+/// Isolates a pod for each test it applies to; see `isolated(_:overrides:clock:sourceLocation:)`.
 public struct PodIsolationTrait: TestTrait, SuiteTrait, TestScoping {
   /// The pod the code under test resolves through.
   public let pod: Pod
@@ -42,10 +42,10 @@ extension Trait where Self == PodIsolationTrait {
   /// }
   /// ```
   ///
-  /// A provider whose builder calls ``ProviderPod/BuildContext/requireReplacementInTests()``
+  /// A provider whose builder calls `BuildContext.requireReplacementInTests()`
   /// fails the test when the test's pod builds it unreplaced; the process goes on. On a suite,
   /// each of its tests gets its own pod. Detached tasks and threads the test starts see `pod`
-  /// itself: hand them the test's pod. See ``ProviderPod/Pod/withIsolation(overrides:clock:observer:reportUnreplaced:_:)-(_,_,_,_,(Pod)throws->Result)``.
+  /// itself: hand them the test's pod. See `Pod.withIsolation(overrides:clock:observer:reportUnreplaced:_:)`.
   ///
   /// - Parameters:
   ///   - pod: The pod the code under test resolves through, usually a global. A pod without
