@@ -33,10 +33,10 @@ extension Pod {
   ///     own overrides. An isolation inside another of the same pod starts from the outer
   ///     one's pod.
   ///   - clock: What retry back-offs sleep on in the operation's pod; this pod's clock if nil.
-  ///   - observer: Told about what the operation's pod does.
+  ///   - observer: Told about what the operation's pod does; this pod's observer is not.
   ///   - reportUnreplaced: Called with a message when the operation's pod builds a provider
-  ///     that requires replacement in tests with its own builder; nil keeps the isolation
-  ///     of an outer one, else ignores it. A test framework records a failure here.
+  ///     that requires replacement in tests with its own builder; nil keeps the reporter
+  ///     of an outer isolation, if any, else ignores it. A test framework records a failure here.
   ///   - operation: The code to run, given the operation's pod.
   public func withIsolation<Result>(
     overrides: [ProviderOverride] = [],

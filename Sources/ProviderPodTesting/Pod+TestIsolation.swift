@@ -27,4 +27,21 @@ extension Pod {
       },
       isolation: isolation, operation)
   }
+
+  /// Runs the synchronous `operation` with this pod isolated; see the async
+  /// `withTestIsolation(overrides:clock:observer:sourceLocation:isolation:_:)`.
+  public func withTestIsolation<Result>(
+    overrides: [ProviderOverride] = [],
+    clock: (any Clock<Duration>)? = nil,
+    observer: (any PodObserver)? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ operation: (Pod) throws -> Result
+  ) rethrows -> Result {
+    try withIsolation(
+      overrides: overrides, clock: clock, observer: observer,
+      reportUnreplaced: { message in
+        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+      },
+      operation)
+  }
 }

@@ -118,3 +118,27 @@ final class Reports: Sendable {
   func add(_ message: String) { messages.withLock { $0.append(message) } }
   var all: [String] { messages.withLock { $0 } }
 }
+
+@Suite struct TestIsolationFunctionTests {
+  @Test func partOfATestCanIsolateThePodAndFailsForAnUnreplacedLiveDependency() {
+    withKnownIssue {
+      rulesPod.withTestIsolation(overrides: [greetingProvider.override(withValue: "part")]) {
+        _ in
+        #expect(rulesPod.resolve(greetingProvider) == "part")
+        _ = rulesPod.resolve(paymentsProvider)
+      }
+    } matching: {
+      namesTheFix($0, for: "payments")
+    }
+  }
+
+  @Test func anAsyncPartOfATestToo() async throws {
+    try await rulesPod.withTestIsolation(overrides: [
+      paymentsProvider.override { _ in FakePayments() }
+    ]) {
+      _ in
+      let kind = try await Task { rulesPod.resolve(checkoutProvider) }.value
+      #expect(kind == "checkout with fake payments")
+    }
+  }
+}
