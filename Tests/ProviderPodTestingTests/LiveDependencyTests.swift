@@ -132,13 +132,11 @@ final class Reports: Sendable {
     }
   }
 
-  @Test func anAsyncPartOfATestToo() async throws {
-    try await rulesPod.withTestIsolation(overrides: [
-      paymentsProvider.override { _ in FakePayments() }
-    ]) {
-      _ in
-      let kind = try await Task { rulesPod.resolve(checkoutProvider) }.value
-      #expect(kind == "checkout with fake payments")
+  @Test func anAsyncPartOfATestToo() async {
+    let fake = [paymentsProvider.override { _ in FakePayments() }]
+    await rulesPod.withTestIsolation(overrides: fake) { _ in
+      let checkout = await Task { rulesPod.resolve(checkoutProvider) }.value
+      #expect(checkout == "checkout with fake payments")
     }
   }
 }
