@@ -80,6 +80,14 @@ extension Pod {
     return isolatedPodInRunningIsolation()
   }
 
+  /// `resolve(_:)` of a plain provider in this pod, an isolation's, without looking for an
+  /// isolation again: a test's resolves through the pod it isolates look it up once.
+  @inline(never)
+  func resolveInThisPod<Value>(_ provider: Provider<Value>) -> Value {
+    if let held = engine.cachedValue(of: provider.info) { return held.value(as: Value.self) }
+    return engine.resolve(provider, from: nil, callerUnknown: true)
+  }
+
   @inline(never)
   private func isolatedPodInRunningIsolation() -> Pod? {
     PodIsolation.current?.isolatedPod(for: self)

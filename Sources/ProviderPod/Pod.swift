@@ -98,7 +98,7 @@ public final class Pod: Sendable {
   /// provider that needs itself, directly or through others, stops the program with the
   /// whole chain of providers (see <doc:Concurrency> for cycles across threads).
   public func resolve<Value>(_ provider: Provider<Value>) -> Value {
-    if let isolated = isolatedPod { return isolated.resolve(provider) }
+    if let isolated = isolatedPod { return isolated.resolveInThisPod(provider) }
     if let held = engine.cachedValue(of: provider.info) { return held.value(as: Value.self) }
     return engine.resolve(provider, from: nil, callerUnknown: true)
   }
