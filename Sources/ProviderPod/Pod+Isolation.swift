@@ -21,8 +21,9 @@ extension Pod {
   /// operation: its parent is the operation's pod.
   ///
   /// Tasks the operation starts with `Task { }`, `async let` or a task group carry the
-  /// isolation. A detached task, a thread, or a Dispatch queue does not: through this pod it
-  /// sees this pod itself. Hand such code the operation's pod (`testPod` above) instead.
+  /// isolation, even a task that runs on after the operation returned. A detached task, a
+  /// thread, or a Dispatch queue does not: through this pod it sees this pod itself. Hand
+  /// such code the operation's pod (`testPod` above) instead.
   ///
   /// Swift Testing users write the `.isolated(_:overrides:clock:)` trait of the
   /// `ProviderPodTesting` library instead, which also fails the test when a provider that
@@ -47,8 +48,6 @@ extension Pod {
   ) rethrows -> Result {
     let isolation = makeIsolation(
       overrides: overrides, clock: clock, observer: observer, reportUnreplaced: reportUnreplaced)
-    pp_isolations_begin()
-    defer { pp_isolations_end() }
     return try PodIsolation.$current.withValue(isolation) { try operation(isolation.isolated) }
   }
 
@@ -64,8 +63,6 @@ extension Pod {
   ) async rethrows -> Result {
     let isolation = makeIsolation(
       overrides: overrides, clock: clock, observer: observer, reportUnreplaced: reportUnreplaced)
-    pp_isolations_begin()
-    defer { pp_isolations_end() }
     return try await PodIsolation.$current.withValue(
       isolation, operation: { try await operation(isolation.isolated) },
       isolation: callerIsolation)
@@ -130,10 +127,18 @@ final class PodIsolation: Sendable {
   let isolated: Pod
   let outer: PodIsolation?
 
+  /// Counted among the running isolations from now until no task holds it any more: a task
+  /// the operation started and did not wait for goes on seeing the isolation's pod after the
+  /// operation returned.
   init(original: Pod, isolated: Pod, outer: PodIsolation?) {
     self.original = original
     self.isolated = isolated
     self.outer = outer
+    pp_isolations_begin()
+  }
+
+  deinit {
+    pp_isolations_end()
   }
 
   /// The pod that `pod` stands for here, if an isolation of it runs on this task.

@@ -93,6 +93,21 @@ let alwaysNewGreetingProvider = Provider(scope: AlwaysCreateNewScope(), name: "a
     }
   }
 
+  @Test func aTaskThatOutlivesTheIsolationKeepsSeeingItsPod() async {
+    let global = Pod()
+    let (go, letGo) = AsyncStream<Void>.makeStream()
+    let late = global.withIsolation(overrides: [greetingProvider.override(withValue: "test")]) {
+      _ in
+      Task {
+        for await _ in go { break }
+        return global.resolve(greetingProvider)
+      }
+    }
+    letGo.yield()
+    #expect(await late.value == "test")
+    #expect(global.resolve(greetingProvider) == "live")
+  }
+
   @Test(.isolated(appPod, overrides: [greetingProvider.override(withValue: "outer")]))
   func anIsolationInsideAnotherStartsFromTheOuterOne() {
     appPod.overrideProvider(nameProvider, withValue: "outer name")
