@@ -68,13 +68,24 @@ extension Pod {
       isolation: callerIsolation)
   }
 
+  /// Whether an isolation of any pod runs anywhere in the process: one load of a counter.
+  @inline(__always)
+  static var isolationsRunning: Bool { pp_isolations_running() }
+
   /// The pod that everything done through this pod goes to on this task right now: inside an
   /// isolation of this pod, the isolation's pod; else nil. While no isolation runs anywhere in
   /// the process, one load of a counter.
   @inline(__always)
   var isolatedPod: Pod? {
-    guard pp_isolations_running() else { return nil }
+    guard Pod.isolationsRunning else { return nil }
     return isolatedPodInRunningIsolation()
+  }
+
+  /// The isolation's pod inside an isolation of this pod, else this pod. Out of line: a child
+  /// pod made per request pays only the check of `isolationsRunning`.
+  @inline(never)
+  func isolatedPodOrSelf() -> Pod {
+    isolatedPodInRunningIsolation() ?? self
   }
 
   /// `resolve(_:)` of a plain provider in this pod, an isolation's, without looking for an

@@ -28,11 +28,11 @@ public final class Pod: Sendable {
   ///     same provider, the later one wins, so `baseOverrides + [specific]` works.
   ///   - observer: Told about everything the pod does; see ``PodObserver``.
   public convenience init(overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil) {
-    self.init(overrides: overrides.map(\.record), observer: observer, settings: .standard)
+    self.init(overrides: overrides.map(\.record), observer: observer, settings: nil)
   }
 
   /// A root pod; a test's isolation makes one with settings of its own.
-  init(overrides: [OverrideRecord], observer: (any PodObserver)?, settings: PodSettings) {
+  init(overrides: [OverrideRecord], observer: (any PodObserver)?, settings: PodSettings?) {
     parent = nil
     engine = PodEngine(overrides: overrides, observer: observer, settings: settings)
     engine.pod.owner = self
@@ -74,14 +74,23 @@ public final class Pod: Sendable {
     observer: (any PodObserver)? = nil
   ) {
     // Made inside a test's isolation of `parent`: a child of the test's pod, so that what it
-    // shares lives there and not in the pod other tests use.
-    let parent = parent.isolatedPod ?? parent
-    self.parent = parent
+    // shares lives there and not in the pod other tests use. Apart from the usual path, which
+    // must not copy `parent`: a pod's reference count is slow to change (the pod is weakly
+    // referenced), and a pod per request would pay it.
+    let parentEngine: PodEngine
+    if Pod.isolationsRunning {
+      let isolated = parent.isolatedPodOrSelf()
+      self.parent = isolated
+      parentEngine = isolated.engine
+    } else {
+      self.parent = parent
+      parentEngine = parent.engine
+    }
     // `children` is user code: walk the scope tree before any lock is taken.
     var owned: [ScopeKey] = []
     for scope in scopes { ScopeInfo.addOwnedSubtree(of: scope, to: &owned) }
     engine = PodEngine(
-      parent: parent.engine, ownedScopes: owned, overrides: overrides.map(\.record),
+      parent: parentEngine, ownedScopes: owned, overrides: overrides.map(\.record),
       observer: observer)
     engine.pod.owner = self
     engine.reportOverridden(overrides.map(\.record))

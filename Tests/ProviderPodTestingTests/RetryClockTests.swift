@@ -38,37 +38,65 @@ final class BackOffs: PodObserver {
   var all: [Duration] { delays.withLock { $0 } }
 }
 
-@Suite struct RetryClockTests {
-  /// The back-offs below add up to 30 seconds: a run well under 10 waited for none of them.
-  private static let noRealWaiting = Duration.seconds(9)
+/// An immediate clock that keeps what it was asked to wait: a back-off that slept on the real
+/// clock instead leaves nothing here (and takes its full time).
+struct RecordingClock: Clock {
+  let waits = Shared<[Duration]>([])
+  private let clock = ImmediateClock()
 
-  @Test(.isolated(appPod, clock: ImmediateClock()))
+  var now: ImmediateClock.Instant { clock.now }
+  var minimumResolution: Duration { clock.minimumResolution }
+
+  func sleep(until deadline: ImmediateClock.Instant, tolerance: Duration?) async throws {
+    waits.withLock { $0.append(now.duration(to: deadline)) }
+    try await clock.sleep(until: deadline, tolerance: tolerance)
+  }
+
+  var all: [Duration] { waits.withLock { $0 } }
+}
+
+@Suite struct RetryClockTests {
+  static let testClock = RecordingClock()
+
+  @Test(.isolated(appPod, clock: testClock))
   func aTenSecondBackOffTakesNoRealTimeInATestWithAnImmediateClock() async throws {
-    let start = ContinuousClock.now
     #expect(try await appPod.resolve(flakyProvider) == 3)
-    #expect(ContinuousClock.now - start < Self.noRealWaiting)
+    #expect(Self.testClock.all == [.seconds(10), .seconds(20)])
   }
 
   @Test func aPodsClockIsWhatItsRetriesAndItsChildrensSleepOn() async throws {
     let backOffs = BackOffs()
-    let pod = Pod(observer: backOffs, clock: ImmediateClock())
-    let start = ContinuousClock.now
+    let clock = RecordingClock()
+    let pod = Pod(observer: backOffs, clock: clock)
     #expect(try await pod.resolve(flakyProvider) == 3)
-    // Retried after the policy's delays, which the clock did not make real.
     #expect(backOffs.all == [.seconds(10), .seconds(20)])
 
     let child = Pod(parent: pod, overrides: [attemptsProvider.override { _ in Counter() }])
     #expect(try await child.resolve(flakyProvider) == 3)
-    #expect(ContinuousClock.now - start < Self.noRealWaiting)
+    #expect(clock.all == [.seconds(10), .seconds(20), .seconds(10), .seconds(20)])
   }
 
   @Test func anIsolationWithoutAClockKeepsThePodsClock() async throws {
-    let pod = Pod(clock: ImmediateClock())
+    let clock = RecordingClock()
+    let pod = Pod(clock: clock)
     try await pod.withIsolation { (testPod: Pod) async throws in
-      let start = ContinuousClock.now
       #expect(try await testPod.resolve(flakyProvider) == 3)
-      #expect(ContinuousClock.now - start < Self.noRealWaiting)
     }
+    #expect(clock.all == [.seconds(10), .seconds(20)])
+  }
+
+  @Test func aPolicysOwnSleepWinsOverThePodsClock() async throws {
+    let clock = RecordingClock()
+    let slept = Shared(0)
+    let provider = AsyncProvider(
+      retry: .exponentialBackoff(maxAttempts: 2, sleep: { _ in slept.withLock { $0 += 1 } })
+    ) { pod in
+      if pod.resolve(attemptsProvider).next() < 2 { throw Unavailable() }
+      return "built"
+    }
+    #expect(try await Pod(clock: clock).resolve(provider) == "built")
+    #expect(slept.withLock { $0 } == 1)
+    #expect(clock.all.isEmpty)
   }
 
   @Test func aSleepOfTheImmediateClockStillEndsWhenItsTaskIsCancelled() async {
