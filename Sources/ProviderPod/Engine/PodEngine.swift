@@ -19,8 +19,7 @@ final class PodEngine {
   /// before the engine is shared (one weak reference per pod, not two).
   var root: Pod? { pod.owner }
   /// The clock and test settings, inherited by children; nil for the standard ones, so that
-  /// an app's pod and its children (one per request, on a server) never touch the reference
-  /// count of the shared standard object, which is immortal and so slow to retain.
+  /// an app's pod and its children (one per request, on a server) hold no reference for them.
   let givenSettings: PodSettings?
   var settings: PodSettings { givenSettings ?? .standard }
 

@@ -1,7 +1,7 @@
 /// What a pod is given besides its overrides and observer, and hands on to its children: read
 /// by retries and by builders that ask, never on the resolve path. A class, so that a child
-/// pod (one per request, on a server) takes one reference to its parent's rather than copying
-/// an existential.
+/// pod takes one reference to its parent's rather than copying an existential; pods given
+/// none (most) share `standard`.
 final class PodSettings: Sendable {
   /// What retry back-offs sleep on, unless a policy brings its own `sleep`.
   let clock: any Clock<Duration>
