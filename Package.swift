@@ -6,7 +6,11 @@ let package = Package(
   // Retry back-off delays are `Duration`s, which these systems introduced.
   platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
   products: [
-    .library(name: "ProviderPod", targets: ["ProviderPod"])
+    .library(name: "ProviderPod", targets: ["ProviderPod"]),
+    // For test targets only: the Swift Testing trait that isolates a global pod per test, and
+    // a clock for retries that does not wait. Apart, so that the library never imports
+    // Testing.
+    .library(name: "ProviderPodTesting", targets: ["ProviderPodTesting"]),
   ],
   targets: [
     .target(
@@ -15,6 +19,7 @@ let package = Package(
       // The contributors' note on the engine, beside the code it describes.
       exclude: ["Engine/README.md"]
     ),
+    .target(name: "ProviderPodTesting", dependencies: ["ProviderPod"]),
     // A thread-local variable and an atomic counter, which Swift offers portably only from
     // macOS 15: they take the locks off the always-new build. Internal to the library.
     .target(name: "CProviderPod"),
@@ -51,6 +56,10 @@ let package = Package(
       name: "MainActorDefaultTests",
       dependencies: ["ProviderPod"],
       swiftSettings: [.defaultIsolation(MainActor.self)]
+    ),
+    .testTarget(
+      name: "ProviderPodTestingTests",
+      dependencies: ["ProviderPodTesting", "ProviderPod"]
     ),
     .testTarget(
       name: "SignUpDemoTests",

@@ -27,11 +27,16 @@ public final class Pod: Sendable {
   ///   - overrides: Providers to build differently in this pod. When two overrides name the
   ///     same provider, the later one wins, so `baseOverrides + [specific]` works.
   ///   - observer: Told about everything the pod does; see ``PodObserver``.
-  public init(overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil) {
+  public convenience init(overrides: [ProviderOverride] = [], observer: (any PodObserver)? = nil) {
+    self.init(overrides: overrides.map(\.record), observer: observer, settings: nil)
+  }
+
+  /// A root pod; a test's isolation makes one with settings of its own.
+  init(overrides: [OverrideRecord], observer: (any PodObserver)?, settings: PodSettings?) {
     parent = nil
-    engine = PodEngine(overrides: overrides.map(\.record), observer: observer)
+    engine = PodEngine(overrides: overrides, observer: observer, settings: settings)
     engine.pod.owner = self
-    engine.reportOverridden(overrides.map(\.record))
+    engine.reportOverridden(overrides)
   }
 
   /// Creates a child pod: a pod of its own for the given scopes, sharing everything else
@@ -68,12 +73,24 @@ public final class Pod: Sendable {
     parent: Pod, scopes: [any ProviderScope] = [], overrides: [ProviderOverride] = [],
     observer: (any PodObserver)? = nil
   ) {
-    self.parent = parent
+    // Made inside a test's isolation of `parent`: a child of the test's pod, so that what it
+    // shares lives there and not in the pod other tests use. Apart from the usual path, which
+    // must not copy `parent`: a pod's reference count is slow to change (the pod is weakly
+    // referenced), and a pod per request would pay it.
+    let parentEngine: PodEngine
+    if Pod.isolationsRunning {
+      let isolated = parent.isolatedPodOrSelf()
+      self.parent = isolated
+      parentEngine = isolated.engine
+    } else {
+      self.parent = parent
+      parentEngine = parent.engine
+    }
     // `children` is user code: walk the scope tree before any lock is taken.
     var owned: [ScopeKey] = []
     for scope in scopes { ScopeInfo.addOwnedSubtree(of: scope, to: &owned) }
     engine = PodEngine(
-      parent: parent.engine, ownedScopes: owned, overrides: overrides.map(\.record),
+      parent: parentEngine, ownedScopes: owned, overrides: overrides.map(\.record),
       observer: observer)
     engine.pod.owner = self
     engine.reportOverridden(overrides.map(\.record))
@@ -90,6 +107,7 @@ public final class Pod: Sendable {
   /// provider that needs itself, directly or through others, stops the program with the
   /// whole chain of providers (see <doc:Concurrency> for cycles across threads).
   public func resolve<Value>(_ provider: Provider<Value>) -> Value {
+    if let isolated = isolatedPod { return isolated.resolveInThisPod(provider) }
     if let held = engine.cachedValue(of: provider.info) { return held.value(as: Value.self) }
     return engine.resolve(provider, from: nil, callerUnknown: true)
   }

@@ -22,7 +22,9 @@
 ///   callers did not ask for the change, so it is neither a failed attempt nor reported as one.
 /// - **The pod going away** during a back-off ends the retries: the callers get the last error.
 /// - **Overrides** use the provider's policy, as they use its scope: an override that throws
-///   is retried too. A test that wants no waiting overrides with a value, or injects `sleep`.
+///   is retried too. A test that wants no waiting gives its pod a clock that does not wait
+///   (`Pod(clock:)`, or the `clock:` of a test's isolation), overrides with a value, or
+///   passes `sleep`.
 public struct RetryPolicy: Sendable {
   /// How many attempts a build makes in all, the first one included; 1 means no retry.
   public let maxAttempts: Int
@@ -30,12 +32,13 @@ public struct RetryPolicy: Sendable {
   private let multiplier: Double
   private let maxDelay: Duration
   let shouldRetry: @Sendable (any Error) -> Bool
-  let sleep: @Sendable (Duration) async throws -> Void
+  /// Waits out a back-off; nil sleeps on the pod's clock.
+  let sleep: (@Sendable (Duration) async throws -> Void)?
 
   /// One attempt: a build that throws fails at once. The default.
   public static let never = RetryPolicy(
     maxAttempts: 1, initialDelay: .zero, multiplier: 1, maxDelay: .zero,
-    shouldRetry: { _ in false }, sleep: { _ in })
+    shouldRetry: { _ in false }, sleep: nil)
 
   /// Retries after a delay that starts at `initialDelay` and is multiplied by `multiplier`
   /// after each failed attempt, up to `maxDelay`.
@@ -57,17 +60,18 @@ public struct RetryPolicy: Sendable {
   ///   - maxAttempts: How many attempts in all, the first one included; at least 1.
   ///   - retryIf: Whether an error is worth another attempt. By default every error is,
   ///     except `CancellationError`. It runs outside the pod's lock.
-  ///   - sleep: Waits out a back-off; `Task.sleep(for:)` by default. Tests pass a function
-  ///     that waits for a gate or advances a virtual clock instead of sleeping. It must throw
-  ///     when its task is cancelled, as `Task.sleep` does, or a back-off of a build nobody
-  ///     wants any more runs to its end.
+  ///   - sleep: Waits out a back-off. By default the build's pod sleeps on its clock (see
+  ///     ``Pod/init(overrides:observer:clock:)``), which a test can replace for the whole
+  ///     pod. A function given here wins over the pod's clock: tests pass one that waits for a
+  ///     gate, say. It must throw when its task is cancelled, as `Task.sleep` does, or a
+  ///     back-off of a build nobody wants any more runs to its end.
   public static func exponentialBackoff(
     initialDelay: Duration = .milliseconds(200),
     multiplier: Double = 2,
     maxDelay: Duration = .seconds(30),
     maxAttempts: Int = 5,
     retryIf: @escaping @Sendable (any Error) -> Bool = { !($0 is CancellationError) },
-    sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    sleep: (@Sendable (Duration) async throws -> Void)? = nil
   ) -> RetryPolicy {
     precondition(maxAttempts >= 1, "ProviderPod: a retry policy needs at least one attempt")
     precondition(multiplier >= 1, "ProviderPod: a back-off multiplier must be at least 1")

@@ -72,6 +72,25 @@ static inline void pp_atomic_counter_clear_bits(pp_atomic_counter *counter, intp
 }
 
 
+/// How many isolations of pods are running in the process (Pod+Isolation.swift). While none
+/// is, a resolve skips the task-local lookup that would find one: a relaxed load, since an
+/// isolation is begun before the task that uses it runs, and a stale count only costs that
+/// lookup, which finds nothing.
+extern pp_atomic_counter pp_isolations;
+
+static inline _Bool pp_isolations_running(void) {
+  return __builtin_expect(atomic_load_explicit(&pp_isolations.value, memory_order_relaxed) != 0,
+                          0);
+}
+
+static inline void pp_isolations_begin(void) {
+  atomic_fetch_add_explicit(&pp_isolations.value, 1, memory_order_relaxed);
+}
+
+static inline void pp_isolations_end(void) {
+  atomic_fetch_sub_explicit(&pp_isolations.value, 1, memory_order_relaxed);
+}
+
 // Cached instances read without the tree's lock (SharedReads.c). A tree of pods keeps one
 // table of the instances it has published, keyed by pod and provider; each bucket holds a
 // retained reference, tagged in its lowest bit when it is the value itself rather than its

@@ -18,9 +18,17 @@ final class PodEngine {
   /// The pod itself, for a builder that asks for it: its record's weak reference, set once
   /// before the engine is shared (one weak reference per pod, not two).
   var root: Pod? { pod.owner }
+  /// The clock and test settings, inherited by children; nil for the standard ones, so that
+  /// an app's pod and its children (one per request, on a server) hold no reference for them.
+  let givenSettings: PodSettings?
+  var settings: PodSettings { givenSettings ?? .standard }
 
   /// A root pod's engine.
-  init(overrides: [OverrideRecord], observer: (any PodObserver)?) {
+  init(
+    overrides: [OverrideRecord], observer: (any PodObserver)?,
+    settings: PodSettings? = nil
+  ) {
+    givenSettings = settings
     pod = PodRecord(parent: nil, ownedScopes: [], observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
     let state = EngineState(root: pod)
@@ -36,6 +44,7 @@ final class PodEngine {
     parent: PodEngine, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
     observer: (any PodObserver)?
   ) {
+    givenSettings = parent.givenSettings
     pod = PodRecord(parent: parent.pod, ownedScopes: ownedScopes, observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
     state = parent.state

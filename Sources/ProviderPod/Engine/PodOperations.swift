@@ -140,8 +140,13 @@ struct PodOperations {
 }
 
 extension Pod {
-  /// What this pod does, asked by no build in particular.
-  var operations: PodOperations { PodOperations(engine: engine, caller: nil) }
+  /// What this pod does, asked by no build in particular: inside a test's isolation of this
+  /// pod, what the test's own pod does. The usual path does not copy `self`, whose reference
+  /// count is slow to change (a pod is weakly referenced).
+  var operations: PodOperations {
+    PodOperations(
+      engine: Pod.isolationsRunning ? isolatedPodOrSelf().engine : engine, caller: nil)
+  }
 }
 
 extension BuildContext {

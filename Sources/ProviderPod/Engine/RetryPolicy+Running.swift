@@ -49,7 +49,10 @@ extension RetryPolicy {
   private func backOff(
     _ delay: Duration, frame: Frame, engine: PodEngine
   ) async throws -> BuildStanding {
-    let sleep = self.sleep
+    // The pod's clock, unless the policy brings its own sleep: a test's pod may be given one
+    // that needs no real waiting.
+    let clock = engine.settings.clock
+    let sleep = self.sleep ?? { try await clock.sleep(for: $0) }
     let sleeper = Task { try await sleep(delay) }
     let id = engine.state.withLock { $0.beginBackOff(of: frame, wake: { sleeper.cancel() }) }
     guard let id else {
