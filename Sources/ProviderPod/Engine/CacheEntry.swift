@@ -104,6 +104,12 @@ class ValueBox {
 
   func dispose(onMainActor: Bool) {}
 
+  /// Whether the hook is asynchronous: `dispose` leaves it for `cleanUp`.
+  var hasAsyncHook: Bool { false }
+
+  /// Runs the hook, synchronous or not, from a task: how a shutdown awaits it.
+  func cleanUp() async throws {}
+
   /// The value, as the `Value` the box was made from. The caller holds the box until the
   /// copy is made (see `HeldValue`).
   @inline(__always)
@@ -123,8 +129,25 @@ final class TypedValueBox<Value>: ValueBox {
   }
 
   override func dispose(onMainActor: Bool) {
-    guard let onDiscard else { return }
-    withExtendedLifetime(self) { onDiscard(value(as: Value.self), onMainActor) }
+    guard case .sync(let hook) = onDiscard else { return }
+    withExtendedLifetime(self) { hook(value(as: Value.self), onMainActor) }
+  }
+
+  override var hasAsyncHook: Bool {
+    if case .async = onDiscard { return true }
+    return false
+  }
+
+  override func cleanUp() async throws {
+    switch onDiscard {
+    case .sync(let hook):
+      withExtendedLifetime(self) { hook(value(as: Value.self), false) }
+    case .async(let hook):
+      let instance: Value = withExtendedLifetime(self) { self.value(as: Value.self) }
+      try await hook(instance)
+    case nil:
+      return
+    }
   }
 
   deinit {
@@ -151,13 +174,48 @@ func classInstance<Value>(_ value: Value) -> AnyObject? {
   return any as AnyObject
 }
 
-/// A provider's `onDiscard`, told whether the discarding caller is on the main actor.
-typealias DisposalHook<Value> = @Sendable (Value, _ onMainActor: Bool) -> Void
+/// A provider's `onDiscard`: a synchronous hook, told whether the discarding caller is on the
+/// main actor, or an asynchronous one, which only a shutdown awaits.
+enum DisposalHook<Value>: Sendable {
+  case sync(@Sendable (Value, _ onMainActor: Bool) -> Void)
+  case async(@Sendable (Value) async throws -> Void)
+}
 
 /// A plain `onDiscard` hook, which runs wherever the discard happens.
 func disposalHook<Value>(_ hook: (@Sendable (Value) -> Void)?) -> DisposalHook<Value>? {
   guard let hook else { return nil }
-  return { value, _ in hook(value) }
+  return .sync { value, _ in hook(value) }
+}
+
+/// An asynchronous `onDiscard` hook.
+func disposalHook<Value>(
+  _ hook: (@Sendable (Value) async throws -> Void)?
+) -> DisposalHook<Value>? {
+  hook.map { .async($0) }
+}
+
+extension CacheEntry {
+  /// Whether the instance's hook is asynchronous: `dispose` does not run it.
+  var hasAsyncDisposal: Bool {
+    hasDisposal && unsafeDowncast(holder, to: ValueBox.self).hasAsyncHook
+  }
+
+  /// The instance's hook, as a job any task may run once the lock is released. The box it
+  /// holds is immutable (a value and a hook), and the value was handed to the pod's callers on
+  /// any thread already.
+  var cleanup: Cleanup {
+    Cleanup(box: UncheckedSendable(value: unsafeDowncast(holder, to: ValueBox.self)))
+  }
+}
+
+/// One instance's `onDiscard`, to be awaited by a shutdown or started by a discard that
+/// cannot wait.
+struct Cleanup: Sendable {
+  let box: UncheckedSendable<ValueBox>
+
+  func run() async throws {
+    try await box.value.cleanUp()
+  }
 }
 
 /// A cached value taken out from under the lock with a reference that keeps it alive: the

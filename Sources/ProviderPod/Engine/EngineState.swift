@@ -49,6 +49,12 @@ struct EngineState {
   /// Lists a new child pod among its parent's children, where clears and overrides in the
   /// parent find it. Not owned: the child removes itself when it goes away.
   mutating func adopt(_ child: PodRecord) {
+    // A child of a pod that was shut down is born shut down: it would share nothing.
+    if let shutdown = child.parent?.shutdown {
+      child.shutdown = shutdown
+      child.isAlive = false
+      return
+    }
     child.parent?.children[child.id] = PodRecord.Unowned(record: child)
   }
 

@@ -5,7 +5,7 @@
 func onMainActor<Value>(
   _ hook: @escaping @MainActor @Sendable (Value) -> Void
 ) -> DisposalHook<Value> {
-  { value, isOnMainActor in
+  .sync { value, isOnMainActor in
     // The value belongs to the main actor; it only passes through here on its way back.
     let box = UncheckedSendable(value: value)
     if isOnMainActor {

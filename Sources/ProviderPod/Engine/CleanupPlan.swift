@@ -1,0 +1,77 @@
+/// The cleanups a shutdown runs, and what each waits for: an instance's cleanup starts once
+/// the cleanups of everything built from it have ended. Made under the tree's lock from the
+/// instances the shutdown removed, run after it.
+struct CleanupPlan: Sendable {
+  struct Step: Sendable {
+    /// The provider's name, for the shutdown's report.
+    let provider: String
+    /// Nil for an instance without a hook: it is kept only so that an instance built from it
+    /// (through it, from another with a hook) is cleaned up before what it was built from.
+    let cleanup: Cleanup?
+    /// The steps of the instances this one was built from: each waits for this one.
+    let builtFrom: [Int]
+  }
+
+  var steps: [Step] = []
+  /// For each step, how many steps are of instances built from it.
+  var dependentCounts: [Int] = []
+
+  /// The plan for `removed`, instances of one tree with the slots they were cached in: nothing
+  /// to run unless one of them has a hook.
+  init(_ removed: [(slot: Slot, entry: CacheEntry)]) {
+    guard removed.contains(where: \.entry.hasDisposal) else { return }
+    var index: [SlotID: Int] = [:]
+    index.reserveCapacity(removed.count)
+    for (position, item) in removed.enumerated() { index[item.slot.id] = position }
+    var counts = [Int](repeating: 0, count: removed.count)
+    steps = removed.map { slot, entry in
+      // "Built from" may name an ancestor pod's instance, which this shutdown leaves alone.
+      let builtFrom = entry.dependencies.compactMap { index[$0.id] }
+      for dependency in builtFrom { counts[dependency] += 1 }
+      return Step(
+        provider: slot.info.name, cleanup: entry.hasDisposal ? entry.cleanup : nil,
+        builtFrom: builtFrom)
+    }
+    dependentCounts = counts
+  }
+
+  init() {}
+
+  /// Runs every cleanup, each once everything built from its instance has been cleaned up
+  /// (or failed to be), as many at once as the order allows. Every cleanup is started, also
+  /// when the task is cancelled: the resources must be released, and a cancelled cleanup can
+  /// tell that it should hurry.
+  func run(reporting progress: ShutdownProgress) async {
+    var waitingFor = dependentCounts
+    var ready = waitingFor.indices.filter { waitingFor[$0] == 0 }
+    await withTaskGroup(of: (step: Int, error: (any Error)?).self) { group in
+      while true {
+        while let step = ready.popLast() {
+          if let cleanup = steps[step].cleanup {
+            progress.started(step)
+            group.addTask {
+              do {
+                try await cleanup.run()
+                return (step, nil)
+              } catch {
+                return (step, error)
+              }
+            }
+          } else {
+            for dependency in steps[step].builtFrom {
+              waitingFor[dependency] -= 1
+              if waitingFor[dependency] == 0 { ready.append(dependency) }
+            }
+          }
+        }
+        guard let (step, error) = await group.next() else { break }
+        progress.ended(step, error: error)
+        for dependency in steps[step].builtFrom {
+          waitingFor[dependency] -= 1
+          if waitingFor[dependency] == 0 { ready.append(dependency) }
+        }
+      }
+    }
+    progress.cleanupsEnded()
+  }
+}
