@@ -30,9 +30,10 @@ extension PodEngine {
     let deadline = timeout.map { timeout in
       Task {
         guard (try? await Task.sleep(for: timeout)) != nil else { return }
-        progress.deadlinePassed()
-        // Those still running are told to hurry; those waiting for them still start.
+        // Those still running are told to hurry (before the caller returns, so that it may
+        // count on it); those waiting for them still start.
         cleanups.cancel()
+        progress.deadlinePassed()
       }
     }
     await withTaskCancellationHandler {
