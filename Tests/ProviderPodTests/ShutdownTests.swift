@@ -224,3 +224,32 @@ struct ShutdownOrderTests {
         == ["plain", "family 1", "throwing", "async", "async family 2"])
   }
 }
+
+@Suite("Shutdown: main-actor hooks")
+@MainActor
+struct ShutdownMainActorTests {
+  @Test("shutdown awaits a main-actor hook on the main actor, before what it was built from")
+  func mainActorHookAwaitedInOrder() async throws {
+    let order = Shared([String]())
+    let service = Provider(
+      name: "service",
+      onDiscard: { (_: Resource) in
+        // At once: a main-actor hook only scheduled, not awaited, would not have run yet.
+        order.withLock { $0.append("service") }
+      }
+    ) { _ in Resource("service") }
+    let screen = MainActorProvider(
+      name: "screen",
+      onDiscard: { (_: ScreenModel) in
+        MainActor.assertIsolated()
+        order.withLock { $0.append("screen") }
+      }
+    ) { pod in
+      ScreenModel(serial: 1, instance: Instance(pod.resolve(service).name, serial: 1))
+    }
+    let pod = Pod()
+    _ = pod.resolve(screen)
+    try await pod.shutdown()
+    #expect(order.withLock { $0 } == ["screen", "service"])
+  }
+}
