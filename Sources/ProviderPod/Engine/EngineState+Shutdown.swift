@@ -3,8 +3,9 @@
 extension EngineState {
   /// What a call to shut a pod down found.
   enum ShutdownStart {
-    /// This call shut the pod down: the plan of cleanups to run.
-    case begun(CleanupPlan)
+    /// This call shut the pod down: the plan of cleanups to run, once the cleanups that
+    /// discards of the tree started before it have ended.
+    case begun(CleanupPlan, after: [Task<Void, Never>])
     /// An earlier call did (on this pod or an ancestor): the progress to wait for.
     case alreadyBegun(ShutdownProgress)
   }
@@ -48,7 +49,7 @@ extension EngineState {
       after.wakeUps.append(contentsOf: endWatchers(of: member))
     }
     if pod === root { noteRootOverrides() }
-    return .begun(plan)
+    return .begun(plan, after: Array(backgroundCleanups.values))
   }
 
   /// What a resolve through a shut-down pod stops (or throws) with.

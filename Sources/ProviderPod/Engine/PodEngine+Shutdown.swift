@@ -10,23 +10,30 @@ extension PodEngine {
       return start
     }
     let plan: CleanupPlan
+    let earlier: [Task<Void, Never>]
     switch start {
-    case .alreadyBegun(let earlier):
-      await earlier.waitForFirstCall()
+    case .alreadyBegun(let first):
+      await first.waitForFirstCall()
       return
-    case .begun(let begun):
+    case .begun(let begun, let startedBefore):
       plan = begun
+      earlier = startedBefore
     }
     report(after.events)
     for wakeUp in after.wakeUps { wakeUp() }
-    Self.runDisposals(after.disposals, onMainActor: false)
+    runDisposals(after.disposals, onMainActor: false)
     withExtendedLifetime(after.released) {}
     after = EngineState.Aftermath()
 
     progress.prepare(plan)
     // Unstructured, so that the cleanups go on when the caller stops waiting at its deadline:
     // the resources must still be released, in order.
-    let cleanups = Task { await plan.run(reporting: progress) }
+    let cleanups = Task {
+      // A request's pod let go of just before the app shuts down is cleaned up before the
+      // database it used.
+      for cleanup in earlier { await cleanup.value }
+      await plan.run(reporting: progress)
+    }
     let deadline = timeout.map { timeout in
       Task {
         guard (try? await Task.sleep(for: timeout)) != nil else { return }
