@@ -186,6 +186,49 @@ struct ShutdownLimitsTests {
     #expect(log.tooEarly.isEmpty)
   }
 
+  @Test("a shutdown of the app's pod awaits a request pod's shutdown still in progress")
+  func shutdownAwaitsChildShutdownInProgress() async throws {
+    final class ShutdownBegan: PodObserver {
+      let began = OneShot()
+      func pod(_ pod: Pod, didReport event: PodEvent) {
+        if case .discarded(_, _, .podShutDown) = event { began.set() }
+      }
+    }
+    let observer = ShutdownBegan()
+    let log = CloseLog()
+    let sessionCleanupStarted = OneShot()
+    let database = Provider(
+      name: "database",
+      onDiscard: { (db: Resource) in db.closeNow(log: log) }
+    ) { _ in
+      let db = Resource("database")
+      log.noteBuilt(db)
+      return db
+    }
+    let session = Provider(
+      scope: FlowScope(), name: "session",
+      onDiscard: { (session: Resource) in
+        sessionCleanupStarted.set()
+        await observer.began.wait()
+        for _ in 0..<1_000 { await Task.yield() }
+        await session.close(log: log)
+      }
+    ) { pod in
+      let session = Resource("session", builtFrom: [pod.resolve(database)])
+      log.noteBuilt(session)
+      return session
+    }
+    let pod = Pod(observer: observer)
+    let request = Pod(parent: pod, scopes: [FlowScope()])
+    _ = request.resolve(session)
+    let requestShutdown = Task { try await request.shutdown() }
+    await sessionCleanupStarted.wait()
+    try await pod.shutdown()
+    try await requestShutdown.value
+    #expect(log.order == ["session", "database"])
+    #expect(log.tooEarly.isEmpty)
+  }
+
   @Test("a clear starts async cleanups in order; synchronous hooks after them wait their turn")
   func clearWithAsyncHooks() async {
     let log = CloseLog()

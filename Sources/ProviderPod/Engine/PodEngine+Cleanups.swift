@@ -15,14 +15,12 @@ extension PodEngine {
     for entry in entries[..<firstAsync] { entry.dispose(onMainActor: onMainActor) }
     let pending = entries[firstAsync...].map(\.cleanup)
     let state = self.state
-    // Started under the lock, so that it is listed before it can end and unlist itself.
-    state.withLock { engine in
-      engine.nextBackgroundCleanup += 1
-      let id = engine.nextBackgroundCleanup
-      engine.backgroundCleanups[id] = Task {
-        for cleanup in pending { try? await cleanup.run() }
-        state.withLock { $0.backgroundCleanups[id] = nil }
-      }
+    let done = Completion()
+    let id = state.withLock { $0.listCleanup(done) }
+    Task {
+      for cleanup in pending { try? await cleanup.run() }
+      done.complete()
+      state.withLock { $0.runningCleanups[id] = nil }
     }
   }
 }
