@@ -76,7 +76,7 @@ public final class ThrowingProvider<Value>: Sendable {
 
   /// Creates a provider whose builder may throw and whose instances are cleaned up
   /// asynchronously; see
-  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)async throws->Void,_,_,_,_)``.
+  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)->Void,_,_,_,_)``.
   public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
