@@ -42,8 +42,10 @@ struct ShutdownLimitsTests {
     }
   }
 
-  @Test("cancelling the shutdown cancels the running cleanups; the rest still run, in order")
-  func cancellation() async throws {
+  @Test(
+    "cancelling the shutdown cancels the running cleanups; the rest still run, in order",
+    arguments: [nil, 60])
+  func cancellation(timeoutSeconds: Int?) async throws {
     let log = CloseLog()
     let sessionStarted = OneShot()
     let sawCancellation = OneShot()
@@ -66,7 +68,7 @@ struct ShutdownLimitsTests {
     ) { pod in Resource("session", builtFrom: [pod.resolve(database)]) }
     let pod = Pod()
     _ = pod.resolve(session)
-    let shutdown = Task { try await pod.shutdown(timeout: .seconds(60)) }
+    let shutdown = Task { try await pod.shutdown(timeout: timeoutSeconds.map { .seconds($0) }) }
     await sessionStarted.wait()
     shutdown.cancel()
     try await shutdown.value

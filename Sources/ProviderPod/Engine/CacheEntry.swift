@@ -107,6 +107,9 @@ class ValueBox {
   /// Whether the hook is asynchronous: `dispose` leaves it for `cleanUp`.
   var hasAsyncHook: Bool { false }
 
+  /// Whether awaiting the hook means more than calling it: an asynchronous or main-actor one.
+  var mustBeAwaited: Bool { false }
+
   /// Runs the hook, synchronous or not, from a task: how a shutdown awaits it.
   func cleanUp() async throws {}
 
@@ -135,6 +138,10 @@ final class TypedValueBox<Value>: ValueBox {
 
   override var hasAsyncHook: Bool {
     onDiscard?.async != nil
+  }
+
+  override var mustBeAwaited: Bool {
+    onDiscard != nil && onDiscard?.sync == nil
   }
 
   override func cleanUp() async throws {
@@ -237,6 +244,14 @@ struct Cleanup: Sendable {
 
   func run() async throws {
     try await box.value.cleanUp()
+  }
+
+  /// Whether `run` suspends: the hook is asynchronous or belongs to the main actor.
+  var mustBeAwaited: Bool { box.value.mustBeAwaited }
+
+  /// Runs a synchronous hook on the calling thread.
+  func runNow() {
+    box.value.dispose(onMainActor: false)
   }
 }
 

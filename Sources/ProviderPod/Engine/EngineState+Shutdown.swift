@@ -4,9 +4,9 @@ extension EngineState {
   /// What a call to shut a pod down found.
   enum ShutdownStart {
     /// This call shut the pod down: the plan of cleanups to run, once the cleanups that
-    /// discards and shutdowns of the tree started before it have ended; and its own place
-    /// among the tree's running cleanups.
-    case begun(CleanupPlan, after: [Completion], id: Int)
+    /// discards and shutdowns of the tree started before it have ended; and, when it runs in
+    /// a task of its own, its place among the tree's running cleanups and its end.
+    case begun(CleanupPlan, after: [Completion], task: (id: Int, done: Completion)?)
     /// An earlier call did (on this pod or an ancestor): the progress to wait for.
     case alreadyBegun(ShutdownProgress)
   }
@@ -16,7 +16,7 @@ extension EngineState {
   /// instances' hooks come back as a plan rather than in `after.disposals`; events, wake-ups
   /// and objects to release come in `after`.
   mutating func beginShutdown(
-    of pod: PodRecord, progress: ShutdownProgress, done: Completion, into after: inout Aftermath
+    of pod: PodRecord, progress: ShutdownProgress, into after: inout Aftermath
   ) -> ShutdownStart {
     if let earlier = pod.shutdown { return .alreadyBegun(earlier) }
     let pods = pod.subtree
@@ -51,7 +51,14 @@ extension EngineState {
     }
     if pod === root { noteRootOverrides() }
     let earlier = Array(runningCleanups.values)
-    return .begun(plan, after: earlier, id: listCleanup(done))
+    // A plan of synchronous hooks with nothing to wait for runs on the caller's thread, as a
+    // request's pod shut down at the end of each request mostly has: a task costs more than
+    // the rest of the shutdown.
+    guard plan.mustBeAwaited || !earlier.isEmpty else {
+      return .begun(plan, after: [], task: nil)
+    }
+    let done = Completion()
+    return .begun(plan, after: earlier, task: (listCleanup(done), done))
   }
 
   /// Lists a cleanup task about to start, until it unlists itself at its end, so that a

@@ -3,24 +3,15 @@ extension PodEngine {
   func shutdown(timeout: Duration?) async throws(PodShutdownError) {
     let pod = self.pod
     let progress = ShutdownProgress()
-    let done = Completion()
     var after = EngineState.Aftermath()
     let start = state.withLock {
-      let start = $0.beginShutdown(of: pod, progress: progress, done: done, into: &after)
+      let start = $0.beginShutdown(of: pod, progress: progress, into: &after)
       $0.checkInvariantsInDebugBuilds()
       return start
     }
-    let plan: CleanupPlan
-    let earlier: [Completion]
-    let id: Int
-    switch start {
-    case .alreadyBegun(let first):
-      await first.waitForFirstCall()
+    guard case .begun(let plan, let earlier, let task) = start else {
+      if case .alreadyBegun(let first) = start { await first.waitForFirstCall() }
       return
-    case .begun(let begun, let startedBefore, let listed):
-      plan = begun
-      earlier = startedBefore
-      id = listed
     }
     report(after.events)
     for wakeUp in after.wakeUps { wakeUp() }
@@ -29,9 +20,24 @@ extension PodEngine {
     after = EngineState.Aftermath()
 
     progress.prepare(plan)
+    guard let (id, done) = task else {
+      plan.runNow(reporting: progress)
+      if let report = progress.finish() { throw report }
+      return
+    }
+    let state = self.state
+    guard let timeout else {
+      // Nothing to stop waiting for: the cleanups run in the caller's task, which passes its
+      // cancellation on to them as the task below would.
+      for cleanup in earlier { await cleanup.wait() }
+      await plan.run(reporting: progress)
+      done.complete()
+      state.withLock { $0.runningCleanups[id] = nil }
+      if let report = progress.finish() { throw report }
+      return
+    }
     // Unstructured, so that the cleanups go on when the caller stops waiting at its deadline:
     // the resources must still be released, in order.
-    let state = self.state
     let cleanups = Task {
       // A request's pod let go of just before the app shuts down is cleaned up before the
       // database it used.
@@ -40,21 +46,19 @@ extension PodEngine {
       done.complete()
       state.withLock { $0.runningCleanups[id] = nil }
     }
-    let deadline = timeout.map { timeout in
-      Task {
-        guard (try? await Task.sleep(for: timeout)) != nil else { return }
-        // Those still running are told to hurry (before the caller returns, so that it may
-        // count on it); those waiting for them still start.
-        cleanups.cancel()
-        progress.deadlinePassed()
-      }
+    let deadline = Task {
+      guard (try? await Task.sleep(for: timeout)) != nil else { return }
+      // Those still running are told to hurry (before the caller returns, so that it may
+      // count on it); those waiting for them still start.
+      cleanups.cancel()
+      progress.deadlinePassed()
     }
     await withTaskCancellationHandler {
       await progress.waitForCleanups()
     } onCancel: {
       cleanups.cancel()
     }
-    deadline?.cancel()
+    deadline.cancel()
     if let report = progress.finish() { throw report }
   }
 }
