@@ -24,6 +24,7 @@ extension DiscardReason {
       one ? "it was built from a discarded instance" : "they were built from discarded instances"
     case .overrideChanged: one ? "its override changed" : "their override changed"
     case .providerCleared: one ? "its provider was cleared" : "their providers were cleared"
+    case .podShutDown: one ? "its pod was shut down" : "their pod was shut down"
     }
   }
 

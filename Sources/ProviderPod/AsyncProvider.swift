@@ -39,13 +39,13 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
   ///   - retry: How a build that throws is retried; ``RetryPolicy/never`` by default. Callers
   ///     waiting for the instance share the retries.
   ///   - onDiscard: Called once for each instance the pod built, cached and discarded; see
-  ///     ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)``.
+  ///     <doc:Lifetimes>.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
   ///   - column: Where the provider is declared; filled in by the compiler.
   ///   - build: Builds the value; it may suspend and throw. A long build can ask its context
   ///     ``BuildContext/isStillWanted`` and stop early.
-  public init(
+  public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
     retry: RetryPolicy = .never,
@@ -55,11 +55,47 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
     column: Int = #column,
     _ build: @escaping @Sendable (BuildContext) async throws -> Value
   ) {
+    self.init(
+      scope: scope, name: name, retry: retry, hook: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build)
+  }
+
+  /// Creates an async provider whose instances are cleaned up asynchronously: closing a
+  /// connection pool, flushing a queue.
+  ///
+  /// ```swift
+  /// let databaseProvider = AsyncProvider(onDiscard: { (db: Database) in await db.close() }) {
+  ///   pod in try await Database.open(pod.resolve(configurationProvider).databaseURL)
+  /// }
+  /// ```
+  ///
+  /// ``Pod/shutdown(timeout:)`` awaits the hook, dependents first; see
+  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)->Void,_,_,_,_)``.
+  public convenience init(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    retry: RetryPolicy = .never,
+    onDiscard: @escaping @Sendable (Value) async throws -> Void,
+    fileID: String = #fileID,
+    line: Int = #line,
+    column: Int = #column,
+    _ build: @escaping @Sendable (BuildContext) async throws -> Value
+  ) {
+    self.init(
+      scope: scope, name: name, retry: retry, hook: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build)
+  }
+
+  private init(
+    scope: any ProviderScope, name: String?, retry: RetryPolicy, hook: DisposalHook<Value>?,
+    fileID: String, line: Int, column: Int,
+    _ build: @escaping @Sendable (BuildContext) async throws -> Value
+  ) {
     info = ProviderInfo(
       givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
       valueType: Value.self, scope: scope)
     self.build = build
-    self.onDiscard = disposalHook(onDiscard)
+    self.onDiscard = hook
     self.retry = retry
     familyBuild = nil
     info.owner = liveness
@@ -120,9 +156,9 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
   /// The scope every member is cached in, unless an override names another.
   public var scope: any ProviderScope { info.scope.scope }
 
-  /// Creates a family of async providers; see ``ProviderFamily/init(scope:name:onDiscard:fileID:line:column:_:)``.
+  /// Creates a family of async providers; see ``ProviderFamily``.
   /// Each member retries its own build with `retry`; see ``RetryPolicy``.
-  public init(
+  public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
     retry: RetryPolicy = .never,
@@ -132,12 +168,39 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
     column: Int = #column,
     _ build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
   ) {
+    self.init(
+      scope: scope, name: name, retry: retry, hook: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build)
+  }
+
+  /// Creates a family of async providers whose instances are cleaned up asynchronously; see
+  /// ``AsyncProvider/init(scope:name:retry:onDiscard:fileID:line:column:_:)-(_,_,_,(Value)->Void,_,_,_,_)``.
+  public convenience init(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    retry: RetryPolicy = .never,
+    onDiscard: @escaping @Sendable (Value) async throws -> Void,
+    fileID: String = #fileID,
+    line: Int = #line,
+    column: Int = #column,
+    _ build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
+  ) {
+    self.init(
+      scope: scope, name: name, retry: retry, hook: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build)
+  }
+
+  private init(
+    scope: any ProviderScope, name: String?, retry: RetryPolicy, hook: DisposalHook<Value>?,
+    fileID: String, line: Int, column: Int,
+    _ build: @escaping @Sendable (BuildContext, Argument) async throws -> Value
+  ) {
     info = FamilyInfo(
       name: name, typeName: "\(Value.self)",
       declaration: Declaration(fileID: fileID, line: line, column: column, valueType: Value.self),
       scope: ScopeInfo(scope))
     self.build = build
-    self.onDiscard = disposalHook(onDiscard)
+    self.onDiscard = hook
     info.owner = liveness
     self.retry = retry
   }

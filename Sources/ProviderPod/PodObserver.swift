@@ -70,6 +70,8 @@ public enum DiscardReason: Sendable, Equatable {
   /// Its provider was cleared explicitly, with `Pod.clearCachedInstance(of:)` or
   /// `Pod.clearCachedInstances(of:)`.
   case providerCleared
+  /// The pod it was cached in, or one above it, was shut down (`Pod.shutdown(timeout:)`).
+  case podShutDown
 }
 
 extension PodEvent: CustomStringConvertible {

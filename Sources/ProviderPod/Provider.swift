@@ -80,8 +80,45 @@ public final class Provider<Value>: Sendable {
     _ build: @escaping @Sendable (BuildContext) -> Value
   ) where Value: Sendable {
     self.init(
-      anyScope: scope, name: name, onDiscard: onDiscard, fileID: fileID, line: line,
-      column: column, build: build)
+      anyScope: scope, name: name, onDiscard: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build: build)
+  }
+
+  /// Creates a provider whose instances are cleaned up asynchronously: closing a database
+  /// pool, flushing a queue.
+  ///
+  /// ```swift
+  /// let databaseProvider = Provider(onDiscard: { (db: Database) in await db.close() }) { _ in
+  ///   Database()
+  /// }
+  /// ```
+  ///
+  /// ``Pod/shutdown(timeout:)`` awaits the hook, dependents first: an instance's cleanup
+  /// starts once everything built from it has been cleaned up. A clear, an override or a pod
+  /// released without a shutdown cannot wait: it starts the cleanups in a task of their own,
+  /// in the same order, and returns (see <doc:Lifetimes>).
+  ///
+  /// - Parameters:
+  ///   - scope: How long instances are cached. ``SingletonScope`` by default.
+  ///   - name: A name for events and cycle reports.
+  ///   - onDiscard: Called once for each instance the pod built, cached and then discarded.
+  ///     What it throws is reported by the shutdown that awaited it, if one did.
+  ///   - fileID: Where the provider is declared; filled in by the compiler.
+  ///   - line: Where the provider is declared; filled in by the compiler.
+  ///   - column: Where the provider is declared; filled in by the compiler.
+  ///   - build: Builds the value.
+  public convenience init(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    onDiscard: @escaping @Sendable (Value) async throws -> Void,
+    fileID: String = #fileID,
+    line: Int = #line,
+    column: Int = #column,
+    _ build: @escaping @Sendable (BuildContext) -> Value
+  ) where Value: Sendable {
+    self.init(
+      anyScope: scope, name: name, onDiscard: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build: build)
   }
 
   /// A provider declared by its user, in any scope: the public initializers decide which
@@ -89,7 +126,7 @@ public final class Provider<Value>: Sendable {
   init(
     anyScope scope: any ProviderScope,
     name: String?,
-    onDiscard: (@Sendable (Value) -> Void)?,
+    onDiscard: DisposalHook<Value>?,
     fileID: String,
     line: Int,
     column: Int,
@@ -99,7 +136,7 @@ public final class Provider<Value>: Sendable {
       givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
       valueType: Value.self, scope: scope)
     self.build = build
-    self.onDiscard = disposalHook(onDiscard)
+    self.onDiscard = onDiscard
     self.familyBuild = nil
     info.owner = liveness
   }

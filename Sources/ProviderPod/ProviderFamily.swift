@@ -44,7 +44,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   ///   - scope: How long each member's instance is cached. ``SingletonScope`` by default.
   ///   - name: The family's name. By default the value type and the declaration's location.
   ///   - onDiscard: Called once for each instance the pod cached and then discarded; see
-  ///     ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)``.
+  ///     <doc:Lifetimes>.
   ///   - fileID: Where the family is declared; filled in by the compiler.
   ///   - line: Where the family is declared; filled in by the compiler.
   ///   - column: Where the family is declared; filled in by the compiler.
@@ -59,8 +59,24 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
     _ build: @escaping @Sendable (BuildContext, Argument) -> Value
   ) where Value: Sendable {
     self.init(
-      anyScope: scope, name: name, onDiscard: onDiscard, fileID: fileID, line: line,
-      column: column, build: build)
+      anyScope: scope, name: name, onDiscard: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build: build)
+  }
+
+  /// Creates a family whose members' instances are cleaned up asynchronously; see
+  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)->Void,_,_,_,_)``.
+  public convenience init(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    onDiscard: @escaping @Sendable (Value) async throws -> Void,
+    fileID: String = #fileID,
+    line: Int = #line,
+    column: Int = #column,
+    _ build: @escaping @Sendable (BuildContext, Argument) -> Value
+  ) where Value: Sendable {
+    self.init(
+      anyScope: scope, name: name, onDiscard: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build: build)
   }
 
   /// A family declared by its user, in any scope: the public initializers decide which scopes
@@ -68,7 +84,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   init(
     anyScope scope: any ProviderScope,
     name: String?,
-    onDiscard: (@Sendable (Value) -> Void)?,
+    onDiscard: DisposalHook<Value>?,
     fileID: String,
     line: Int,
     column: Int,
@@ -79,7 +95,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
       declaration: Declaration(fileID: fileID, line: line, column: column, valueType: Value.self),
       scope: ScopeInfo(scope))
     self.build = build
-    self.onDiscard = disposalHook(onDiscard)
+    self.onDiscard = onDiscard
     info.owner = liveness
   }
 

@@ -70,8 +70,25 @@ public final class ThrowingProvider<Value>: Sendable {
     _ build: @escaping @Sendable (BuildContext) throws -> Value
   ) where Value: Sendable {
     self.init(
-      anyScope: scope, name: name, onDiscard: onDiscard, fileID: fileID, line: line,
-      column: column, build: build)
+      anyScope: scope, name: name, onDiscard: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build: build)
+  }
+
+  /// Creates a provider whose builder may throw and whose instances are cleaned up
+  /// asynchronously; see
+  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)->Void,_,_,_,_)``.
+  public convenience init(
+    scope: any ProviderScope = SingletonScope(),
+    name: String? = nil,
+    onDiscard: @escaping @Sendable (Value) async throws -> Void,
+    fileID: String = #fileID,
+    line: Int = #line,
+    column: Int = #column,
+    _ build: @escaping @Sendable (BuildContext) throws -> Value
+  ) where Value: Sendable {
+    self.init(
+      anyScope: scope, name: name, onDiscard: disposalHook(onDiscard), fileID: fileID,
+      line: line, column: column, build: build)
   }
 
   /// A provider declared by its user, in any scope: the public initializers decide which
@@ -79,7 +96,7 @@ public final class ThrowingProvider<Value>: Sendable {
   init(
     anyScope scope: any ProviderScope,
     name: String?,
-    onDiscard: (@Sendable (Value) -> Void)?,
+    onDiscard: DisposalHook<Value>?,
     fileID: String,
     line: Int,
     column: Int,
@@ -90,18 +107,28 @@ public final class ThrowingProvider<Value>: Sendable {
       info: ProviderInfo(
         givenName: name, typeName: "\(Value.self)", fileID: fileID, line: line, column: column,
         valueType: Value.self, scope: scope, valueIsOutcome: true),
-      onDiscard: disposalHook(Self.successHook(onDiscard)),
+      onDiscard: onDiscard.map(Self.successHook),
       build: Self.uncachedOnFailure(build))
     provider.info.owner = liveness
   }
 
   /// The hook for the outcome: only a success is ever cached, so only a success is disposed.
   private static func successHook(
-    _ hook: (@Sendable (Value) -> Void)?
-  ) -> (@Sendable (Result<Value, any Error>) -> Void)? {
-    guard let hook else { return nil }
-    return { result in
-      if case .success(let value) = result { hook(value) }
+    _ hook: DisposalHook<Value>
+  ) -> DisposalHook<Result<Value, any Error>> {
+    if let async = hook.async {
+      return .async { result in
+        if case .success(let value) = result { try await async(value) }
+      }
+    }
+    if let mainActor = hook.mainActor {
+      return .mainActor { result in
+        if case .success(let value) = result { mainActor(value) }
+      }
+    }
+    let sync = hook.sync
+    return .sync { result, onMainActor in
+      if case .success(let value) = result { sync?(value, onMainActor) }
     }
   }
 

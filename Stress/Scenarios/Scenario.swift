@@ -27,6 +27,7 @@ let allScenarios: [Scenario] = [
   CrowdedReads.scenario,
   CrowdedBuilds.scenario,
   IsolatedPods.scenario,
+  ShutdownRace.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing

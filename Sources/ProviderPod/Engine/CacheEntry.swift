@@ -104,6 +104,15 @@ class ValueBox {
 
   func dispose(onMainActor: Bool) {}
 
+  /// Whether the hook is asynchronous: `dispose` leaves it for `cleanUp`.
+  var hasAsyncHook: Bool { false }
+
+  /// Whether awaiting the hook means more than calling it: an asynchronous or main-actor one.
+  var mustBeAwaited: Bool { false }
+
+  /// Runs the hook, synchronous or not, from a task: how a shutdown awaits it.
+  func cleanUp() async throws {}
+
   /// The value, as the `Value` the box was made from. The caller holds the box until the
   /// copy is made (see `HeldValue`).
   @inline(__always)
@@ -124,7 +133,21 @@ final class TypedValueBox<Value>: ValueBox {
 
   override func dispose(onMainActor: Bool) {
     guard let onDiscard else { return }
-    withExtendedLifetime(self) { onDiscard(value(as: Value.self), onMainActor) }
+    withExtendedLifetime(self) { onDiscard.runNow(value(as: Value.self), onMainActor: onMainActor) }
+  }
+
+  override var hasAsyncHook: Bool {
+    onDiscard?.async != nil
+  }
+
+  override var mustBeAwaited: Bool {
+    onDiscard != nil && onDiscard?.sync == nil
+  }
+
+  override func cleanUp() async throws {
+    guard let onDiscard else { return }
+    let instance: Value = withExtendedLifetime(self) { self.value(as: Value.self) }
+    try await onDiscard.run(instance)
   }
 
   deinit {
@@ -151,13 +174,85 @@ func classInstance<Value>(_ value: Value) -> AnyObject? {
   return any as AnyObject
 }
 
-/// A provider's `onDiscard`, told whether the discarding caller is on the main actor.
-typealias DisposalHook<Value> = @Sendable (Value, _ onMainActor: Bool) -> Void
+/// A provider's `onDiscard`: a synchronous hook, told whether the discarding caller is on the
+/// main actor; a main-actor provider's hook; or an asynchronous one, which only a shutdown
+/// awaits. Exactly one is set.
+///
+/// A class rather than an enum: a build copies its provider's hook into the entry it caches,
+/// in code not specialised for the value type, where copying a generic enum looked its
+/// metadata up on every build (a new pod with 100 dependencies cost 1% more); a reference is
+/// copied by a retain.
+final class DisposalHook<Value>: Sendable {
+  let sync: (@Sendable (Value, _ onMainActor: Bool) -> Void)?
+  let mainActor: (@MainActor @Sendable (Value) -> Void)?
+  let async: (@Sendable (Value) async throws -> Void)?
+
+  private init(
+    sync: (@Sendable (Value, _ onMainActor: Bool) -> Void)?,
+    mainActor: (@MainActor @Sendable (Value) -> Void)?,
+    async: (@Sendable (Value) async throws -> Void)?
+  ) {
+    self.sync = sync
+    self.mainActor = mainActor
+    self.async = async
+  }
+
+  static func sync(_ hook: @escaping @Sendable (Value, _ onMainActor: Bool) -> Void) -> Self {
+    Self(sync: hook, mainActor: nil, async: nil)
+  }
+
+  static func mainActor(_ hook: @escaping @MainActor @Sendable (Value) -> Void) -> Self {
+    Self(sync: nil, mainActor: hook, async: nil)
+  }
+
+  static func async(_ hook: @escaping @Sendable (Value) async throws -> Void) -> Self {
+    Self(sync: nil, mainActor: nil, async: hook)
+  }
+}
 
 /// A plain `onDiscard` hook, which runs wherever the discard happens.
 func disposalHook<Value>(_ hook: (@Sendable (Value) -> Void)?) -> DisposalHook<Value>? {
   guard let hook else { return nil }
-  return { value, _ in hook(value) }
+  return .sync { value, _ in hook(value) }
+}
+
+/// An asynchronous `onDiscard` hook.
+func disposalHook<Value>(
+  _ hook: (@Sendable (Value) async throws -> Void)?
+) -> DisposalHook<Value>? {
+  hook.map { .async($0) }
+}
+
+extension CacheEntry {
+  /// Whether the instance's hook is asynchronous: `dispose` does not run it.
+  var hasAsyncDisposal: Bool {
+    hasDisposal && unsafeDowncast(holder, to: ValueBox.self).hasAsyncHook
+  }
+
+  /// The instance's hook, as a job any task may run once the lock is released. The box it
+  /// holds is immutable (a value and a hook), and the value was handed to the pod's callers on
+  /// any thread already.
+  var cleanup: Cleanup {
+    Cleanup(box: UncheckedSendable(value: unsafeDowncast(holder, to: ValueBox.self)))
+  }
+}
+
+/// One instance's `onDiscard`, to be awaited by a shutdown or started by a discard that
+/// cannot wait.
+struct Cleanup: Sendable {
+  let box: UncheckedSendable<ValueBox>
+
+  func run() async throws {
+    try await box.value.cleanUp()
+  }
+
+  /// Whether `run` suspends: the hook is asynchronous or belongs to the main actor.
+  var mustBeAwaited: Bool { box.value.mustBeAwaited }
+
+  /// Runs a synchronous hook on the calling thread.
+  func runNow() {
+    box.value.dispose(onMainActor: false)
+  }
 }
 
 /// A cached value taken out from under the lock with a reference that keeps it alive: the

@@ -13,6 +13,9 @@ enum ResolveStep: Sendable {
   /// A programmer error the type system cannot catch (a cycle, a scope no pod owns): stop
   /// the program with this message.
   case stop(String)
+  /// A resolve through a pod that was shut down: a synchronous one stops the program with
+  /// this message, an async one throws it.
+  case shutDown(String)
   /// The caller's build is over (a context kept past its build), or the caller is not yet
   /// known: look for the build running on this thread or task, and resolve from there.
   case callerFinished
@@ -64,6 +67,11 @@ extension EngineState {
     // shares nothing: each resolve through it builds afresh, as an always-new provider does,
     // with the same check for a chain that repeats a provider.
     if scope.kind == .alwaysCreateNew || !pod.isAlive {
+      // A build that was running when the pod shut down may still resolve, as in a pod that
+      // went away; nothing else may.
+      if caller == nil, pod.shutdown != nil {
+        return .shutDown(Self.shutDownReport(resolving: provider))
+      }
       if let caller {
         let builder = BuilderKey(provider: key, override: override.map(ObjectIdentifier.init))
         if let report = Self.repeatedBuilderReport(resolving: provider, builder, from: caller) {

@@ -29,6 +29,10 @@ struct EngineState {
   var lentThreadBuilds: [ObjectIdentifier: Frame] = [:]
   /// Whether always-new builds through the root may skip the lock; kept up to date here.
   let threadBuildGate: ThreadBuildGate
+  /// The async cleanups that discards and shutdowns of the tree started, until each ends: a
+  /// shutdown awaits those started before it (see `EngineState+Shutdown.swift`).
+  var runningCleanups = [Int: Completion]()
+  var nextCleanupID = 0
   #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
     /// When the automatic check of the bookkeeping runs next, and what it has cost so far.
     var invariantChecks = InvariantChecks()
@@ -49,6 +53,12 @@ struct EngineState {
   /// Lists a new child pod among its parent's children, where clears and overrides in the
   /// parent find it. Not owned: the child removes itself when it goes away.
   mutating func adopt(_ child: PodRecord) {
+    // A child of a pod that was shut down is born shut down: it would share nothing.
+    if let parent = child.parent, parent.shutdown != nil {
+      child.shutdown = parent.shutdown
+      child.isAlive = false
+      return
+    }
     child.parent?.children[child.id] = PodRecord.Unowned(record: child)
   }
 

@@ -61,6 +61,8 @@ extension PodEngine {
       return object.value as! Value
     case .stop(let message):
       fatalError(message)
+    case .shutDown(let message):
+      throw ResolveAfterShutdownError(provider: info.name, message: message)
     case .callerFinished:
       // A context kept past its build: resolve as the pod would from here.
       let current = currentFrame()
@@ -177,7 +179,7 @@ extension PodEngine {
       withExtendedLifetime(released) {}
       if reporting { noteRecreation(of: provider.info, into: &events) }
       if reporting { report(events) }
-      after.unwanted?.dispose(onMainActor: false)
+      if let unwanted = after.unwanted { runDisposals([unwanted], onMainActor: false) }
       for continuation in after.continuations { continuation.resume(returning: result) }
     }
     let cancelNow = state.withLock { $0.attach(task, to: build) }

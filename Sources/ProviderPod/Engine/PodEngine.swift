@@ -151,7 +151,7 @@ final class PodEngine {
       case .cachedObject(let object):
         if reporting { report(events) }
         return .cachedObject(object)
-      case .stop(let message):
+      case .stop(let message), .shutDown(let message):
         fatalError(message)
       case .wait(let group, let waitID):
         group.wait()

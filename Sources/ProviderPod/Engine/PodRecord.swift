@@ -59,8 +59,10 @@ final class PodRecord {
   /// The live child pods. Not owned: a parent does not keep its children alive, and a child
   /// removes itself here when it goes away.
   @exclusivity(unchecked) var children = [SlotID: Unowned]()
-  /// False once the pod is gone: builds still running then cache nothing in it.
+  /// False once the pod is gone or shut down: builds still running then cache nothing in it.
   @exclusivity(unchecked) var isAlive = true
+  /// The shutdown that ended this pod's life, its own or an ancestor's; nil until one begins.
+  @exclusivity(unchecked) var shutdown: ShutdownProgress?
   /// How many slots the table may hold before the next sweep for slots of providers that are
   /// gone (see `EngineState.sweepSlotsOfGoneProviders`).
   @exclusivity(unchecked) var nextSlotSweep = 1_024

@@ -1,0 +1,34 @@
+/// Running the hooks of what a synchronous call discarded (a clear, an override, a pod going
+/// away), which cannot wait for an asynchronous one.
+extension PodEngine {
+  /// Runs the hooks of `entries`, given dependents first. Synchronous hooks run now, in that
+  /// order, until the first asynchronous one; from there on, every hook runs in one task
+  /// started here, one after the other in the same order, so that nothing is cleaned up while
+  /// something built from it may still be using it. Nobody awaits that task but a later
+  /// shutdown of the tree, and what the hooks throw goes nowhere: there is no caller left to
+  /// tell.
+  @inline(__always)
+  func runDisposals(_ entries: [CacheEntry], onMainActor: Bool) {
+    // A request's pod going away disposes of nothing, most of the time.
+    guard !entries.isEmpty else { return }
+    runAnyDisposals(entries, onMainActor: onMainActor)
+  }
+
+  private func runAnyDisposals(_ entries: [CacheEntry], onMainActor: Bool) {
+    var firstAsync = 0
+    while firstAsync < entries.count, !entries[firstAsync].hasAsyncDisposal {
+      entries[firstAsync].dispose(onMainActor: onMainActor)
+      firstAsync += 1
+    }
+    guard firstAsync < entries.count else { return }
+    let pending = entries[firstAsync...].map(\.cleanup)
+    let state = self.state
+    let done = Completion()
+    let id = state.withLock { $0.listCleanup(done) }
+    Task {
+      for cleanup in pending { try? await cleanup.run() }
+      done.complete()
+      state.withLock { $0.runningCleanups[id] = nil }
+    }
+  }
+}

@@ -1,0 +1,64 @@
+/// Awaited shutdown: the discard under the lock, then the cleanups, awaited in order.
+extension PodEngine {
+  func shutdown(timeout: Duration?) async throws(PodShutdownError) {
+    let pod = self.pod
+    let progress = ShutdownProgress()
+    var after = EngineState.Aftermath()
+    let start = state.withLock {
+      let start = $0.beginShutdown(of: pod, progress: progress, into: &after)
+      $0.checkInvariantsInDebugBuilds()
+      return start
+    }
+    guard case .begun(let plan, let earlier, let task) = start else {
+      if case .alreadyBegun(let first) = start { await first.waitForFirstCall() }
+      return
+    }
+    report(after.events)
+    for wakeUp in after.wakeUps { wakeUp() }
+    runDisposals(after.disposals, onMainActor: false)
+    withExtendedLifetime(after.released) {}
+    after = EngineState.Aftermath()
+
+    progress.prepare(plan)
+    guard let (id, done) = task else {
+      plan.runNow(reporting: progress)
+      if let report = progress.finish() { throw report }
+      return
+    }
+    let state = self.state
+    guard let timeout else {
+      // Nothing to stop waiting for: the cleanups run in the caller's task, which passes its
+      // cancellation on to them as the task below would.
+      for cleanup in earlier { await cleanup.wait() }
+      await plan.run(reporting: progress)
+      done.complete()
+      state.withLock { $0.runningCleanups[id] = nil }
+      if let report = progress.finish() { throw report }
+      return
+    }
+    // Unstructured, so that the cleanups go on when the caller stops waiting at its deadline:
+    // the resources must still be released, in order.
+    let cleanups = Task {
+      // A request's pod let go of just before the app shuts down is cleaned up before the
+      // database it used.
+      for cleanup in earlier { await cleanup.wait() }
+      await plan.run(reporting: progress)
+      done.complete()
+      state.withLock { $0.runningCleanups[id] = nil }
+    }
+    let deadline = Task {
+      guard (try? await Task.sleep(for: timeout)) != nil else { return }
+      // Those still running are told to hurry (before the caller returns, so that it may
+      // count on it); those waiting for them still start.
+      cleanups.cancel()
+      progress.deadlinePassed()
+    }
+    await withTaskCancellationHandler {
+      await progress.waitForCleanups()
+    } onCancel: {
+      cleanups.cancel()
+    }
+    deadline.cancel()
+    if let report = progress.finish() { throw report }
+  }
+}

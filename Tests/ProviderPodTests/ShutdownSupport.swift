@@ -1,0 +1,104 @@
+import ProviderPod
+import Testing
+
+/// A resource with an asynchronous close, which checks that everything built from it was
+/// closed first.
+final class Resource: Sendable, CustomStringConvertible {
+  let name: String
+  let builtFrom: [Resource]
+  private let state = Shared((closed: false, closedBeforeItsUsers: [String]()))
+
+  init(_ name: String, builtFrom: [Resource] = []) {
+    self.name = name
+    self.builtFrom = builtFrom
+  }
+
+  var description: String { name }
+  var isClosed: Bool { state.withLock { $0.closed } }
+
+  /// Closes it, suspending first so that a cleanup started too early would show.
+  func close(log: CloseLog) async {
+    await Task.yield()
+    state.withLock { $0.closed = true }
+    log.record(self)
+  }
+
+  /// Closes it at once.
+  func closeNow(log: CloseLog) {
+    state.withLock { $0.closed = true }
+    log.record(self)
+  }
+}
+
+/// What was closed, in order, and every close of a resource something still open was built
+/// from.
+final class CloseLog: Sendable {
+  private let state = Shared((order: [String](), tooEarly: [String]()))
+  /// Who uses what: a resource's users must be closed before it.
+  private let users = Shared([String: [Resource]]())
+
+  func noteBuilt(_ resource: Resource) {
+    users.withLock {
+      for dependency in resource.builtFrom { $0[dependency.name, default: []].append(resource) }
+    }
+  }
+
+  func record(_ resource: Resource) {
+    let open = users.withLock { $0[resource.name] ?? [] }.filter { !$0.isClosed }.map(\.name)
+    state.withLock {
+      $0.order.append(resource.name)
+      for user in open { $0.tooEarly.append("\(resource.name) closed before \(user)") }
+    }
+  }
+
+  var order: [String] { state.withLock { $0.order } }
+  var tooEarly: [String] { state.withLock { $0.tooEarly } }
+}
+
+/// Set once by any task; awaited by others. Cancelling a waiter does not end its wait unless
+/// it asks for that.
+final class OneShot: Sendable {
+  private let state = Shared((isSet: false, waiters: [CheckedContinuation<Void, Never>]()))
+
+  func set() {
+    let waiters = state.withLock { state in
+      state.isSet = true
+      defer { state.waiters = [] }
+      return state.waiters
+    }
+    for waiter in waiters { waiter.resume() }
+  }
+
+  var isSet: Bool { state.withLock { $0.isSet } }
+
+  func wait() async {
+    await withCheckedContinuation { continuation in
+      let now = state.withLock { state in
+        if state.isSet { return true }
+        state.waiters.append(continuation)
+        return false
+      }
+      if now { continuation.resume() }
+    }
+  }
+}
+
+/// Runs `body` under a watchdog: fails the test rather than hang if it has not ended within
+/// a minute (it normally ends at once).
+func withWatchdog(
+  _ what: Comment, _ body: @escaping @Sendable () async -> Void
+) async {
+  let done = OneShot()
+  let watched = Task {
+    await body()
+    done.set()
+  }
+  let watchdog = Task {
+    try? await Task.sleep(for: .seconds(60))
+    if !done.isSet { Issue.record("timed out waiting for \(what): hung") }
+    done.set()
+  }
+  await done.wait()
+  watchdog.cancel()
+  _ = watched
+}
