@@ -87,7 +87,7 @@ public final class GreetingHandler: Sendable {
 
   /// The response body. A plain string, copied out before the request's pod goes: a value
   /// that escaped the request would have been disposed of by then.
-  func respond() -> String {
+  public func respond() -> String {
     let user = request.user ?? "guest"
     return
       "\(service.greet(connection.displayName(of: user))) | handler \(serial) | service \(service.serial)"

@@ -60,6 +60,40 @@ struct VaporGreetingServerTests {
   }
 
   @Test(
+    "a request in flight when the shutdown begins is answered, and its connection returned, before the database closes",
+    .timeLimit(.minutes(1)))
+  func requestInFlightAtShutdown() async throws {
+    let log = ResourceLog()
+    let appPod = Pod(overrides: [resourceLogProvider.override(withValue: log)])
+    let database = appPod.resolve(databaseProvider)
+    let app = try await Application.make(.testing)
+    app.configure(pod: appPod)
+    let arrived = Gate()
+    let shutdownBegun = Gate()
+    // Held until the shutdown has begun, then answered through the request's pod.
+    app.get("slow") { request async -> String in
+      arrived.open()
+      await shutdownBegun.wait()
+      return request.pod.resolve(greetingHandlerProvider).respond()
+    }
+    // Registered last, so Vapor calls it first when the application shuts down.
+    app.lifecycle.use(OnShutdown { shutdownBegun.open() })
+    let body = try await serve(app) { port in
+      let response = Task {
+        try await app.client.get("http://127.0.0.1:\(port)/slow", headers: ["X-User-ID": "ada"])
+      }
+      await arrived.wait()
+      return response
+    }
+    // `serve` has shut the application down: the request was answered first.
+    let response = try await body.value
+    #expect(response.status == .ok)
+    #expect(response.body.map { String(buffer: $0) }?.hasPrefix("Hello, Ada | ") == true)
+    #expect(log.recorded == ["connection 1 returned", "database closed"])
+    #expect(database.connectionsOutWhenClosed == 0)
+  }
+
+  @Test(
     "a request's pod logs its builds, and its disposals at the end of the request, to the request's logger"
   )
   func requestPodLogs() async throws {
@@ -128,15 +162,18 @@ struct VaporGreetingServerTests {
     #expect(database.connectionsOutWhenClosed == 0, "every connection was returned first")
   }
 
-  /// Starts the application's HTTP server on 127.0.0.1, on a port the system picks, runs
-  /// `body` with the port, and shuts the application down, as the executable does after a
-  /// signal: it returns once the shutdown has finished.
+  /// Starts the application as the executable does (`serve`, on 127.0.0.1, on a port the
+  /// system picks), runs `body` with the port, and shuts the application down as the
+  /// executable does after a signal: returns once the shutdown has finished.
   private func serve<Result>(
     _ app: Application, _ body: (Int) async throws -> Result
   ) async throws -> Result {
     let result: Result
     do {
-      try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+      app.environment.arguments = [
+        "VaporServer", "serve", "--hostname", "127.0.0.1", "--port", "0",
+      ]
+      try await app.startup()
       let port = try #require(app.http.server.shared.localAddress?.port)
       result = try await body(port)
     } catch {
@@ -146,4 +183,26 @@ struct VaporGreetingServerTests {
     try await app.asyncShutdown()
     return result
   }
+}
+
+/// Opened once; `wait` returns once it is open.
+private final class Gate: Sendable {
+  private let stream: AsyncStream<Void>
+  private let continuation: AsyncStream<Void>.Continuation
+
+  init() { (stream, continuation) = AsyncStream.makeStream() }
+
+  func open() { continuation.finish() }
+
+  /// For one waiter.
+  func wait() async {
+    for await _ in stream {}
+  }
+}
+
+/// Runs `action` when the application starts shutting down.
+private struct OnShutdown: LifecycleHandler {
+  let action: @Sendable () -> Void
+
+  func shutdownAsync(_ application: Application) async { action() }
 }
