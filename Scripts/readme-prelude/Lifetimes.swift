@@ -12,3 +12,11 @@ final class Database: Sendable {
   static func open() -> Database { Database() }
   func close() {}
 }
+final class ConnectionPool: Sendable {
+  static func connect() async throws -> ConnectionPool { ConnectionPool() }
+  func close() async throws {}
+}
+final class Mailer: Sendable {
+  init(pool: ConnectionPool) {}
+  func flush() async {}
+}

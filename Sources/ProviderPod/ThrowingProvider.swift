@@ -121,6 +121,10 @@ public final class ThrowingProvider<Value>: Sendable {
       return .sync { result, onMainActor in
         if case .success(let value) = result { hook(value, onMainActor) }
       }
+    case .mainActor(let hook):
+      return .mainActor { result in
+        if case .success(let value) = result { hook(value) }
+      }
     case .async(let hook):
       return .async { result in
         if case .success(let value) = result { try await hook(value) }

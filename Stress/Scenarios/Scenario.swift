@@ -26,6 +26,7 @@ let allScenarios: [Scenario] = [
   SharedReads.scenario,
   CrowdedReads.scenario,
   CrowdedBuilds.scenario,
+  ShutdownRace.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing

@@ -129,8 +129,8 @@ final class TypedValueBox<Value>: ValueBox {
   }
 
   override func dispose(onMainActor: Bool) {
-    guard case .sync(let hook) = onDiscard else { return }
-    withExtendedLifetime(self) { hook(value(as: Value.self), onMainActor) }
+    guard let onDiscard else { return }
+    withExtendedLifetime(self) { onDiscard.runNow(value(as: Value.self), onMainActor: onMainActor) }
   }
 
   override var hasAsyncHook: Bool {
@@ -139,15 +139,9 @@ final class TypedValueBox<Value>: ValueBox {
   }
 
   override func cleanUp() async throws {
-    switch onDiscard {
-    case .sync(let hook):
-      withExtendedLifetime(self) { hook(value(as: Value.self), false) }
-    case .async(let hook):
-      let instance: Value = withExtendedLifetime(self) { self.value(as: Value.self) }
-      try await hook(instance)
-    case nil:
-      return
-    }
+    guard let onDiscard else { return }
+    let instance: Value = withExtendedLifetime(self) { self.value(as: Value.self) }
+    try await onDiscard.run(instance)
   }
 
   deinit {
@@ -175,9 +169,11 @@ func classInstance<Value>(_ value: Value) -> AnyObject? {
 }
 
 /// A provider's `onDiscard`: a synchronous hook, told whether the discarding caller is on the
-/// main actor, or an asynchronous one, which only a shutdown awaits.
+/// main actor; a main-actor provider's hook; or an asynchronous one, which only a shutdown
+/// awaits.
 enum DisposalHook<Value>: Sendable {
   case sync(@Sendable (Value, _ onMainActor: Bool) -> Void)
+  case mainActor(@MainActor @Sendable (Value) -> Void)
   case async(@Sendable (Value) async throws -> Void)
 }
 

@@ -3,8 +3,10 @@
 extension EngineState {
   /// What a call to shut a pod down found.
   enum ShutdownStart {
-    /// This call shut the pod down: the plan of cleanups to run.
-    case begun(CleanupPlan)
+    /// This call shut the pod down: the plan of cleanups to run, once the cleanups that
+    /// discards and shutdowns of the tree started before it have ended; and its own place
+    /// among the tree's running cleanups.
+    case begun(CleanupPlan, after: [Completion], id: Int)
     /// An earlier call did (on this pod or an ancestor): the progress to wait for.
     case alreadyBegun(ShutdownProgress)
   }
@@ -14,7 +16,7 @@ extension EngineState {
   /// instances' hooks come back as a plan rather than in `after.disposals`; events, wake-ups
   /// and objects to release come in `after`.
   mutating func beginShutdown(
-    of pod: PodRecord, progress: ShutdownProgress, into after: inout Aftermath
+    of pod: PodRecord, progress: ShutdownProgress, done: Completion, into after: inout Aftermath
   ) -> ShutdownStart {
     if let earlier = pod.shutdown { return .alreadyBegun(earlier) }
     let pods = pod.subtree
@@ -48,7 +50,17 @@ extension EngineState {
       after.wakeUps.append(contentsOf: endWatchers(of: member))
     }
     if pod === root { noteRootOverrides() }
-    return .begun(plan)
+    let earlier = Array(runningCleanups.values)
+    return .begun(plan, after: earlier, id: listCleanup(done))
+  }
+
+  /// Lists a cleanup task about to start, until it unlists itself at its end, so that a
+  /// shutdown that begins meanwhile awaits it: a request pod's cleanups, started when it was
+  /// let go of or shut down just before the app's pod is, end before the database closes.
+  mutating func listCleanup(_ done: Completion) -> Int {
+    nextCleanupID += 1
+    runningCleanups[nextCleanupID] = done
+    return nextCleanupID
   }
 
   /// What a resolve through a shut-down pod stops (or throws) with.

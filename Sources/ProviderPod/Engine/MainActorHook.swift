@@ -1,17 +1,43 @@
 /// A hook that runs on the main actor: at once when the discard was made from the main actor,
-/// scheduled onto it otherwise. Whether it was is known from the discarding caller's
-/// `#isolation`, not from the thread: the main actor need not run on the process's main thread
-/// (it does not under Swift Testing on Linux).
+/// scheduled onto it otherwise, and awaited there by a shutdown. Whether it was is known from
+/// the discarding caller's `#isolation`, not from the thread: the main actor need not run on
+/// the process's main thread (it does not under Swift Testing on Linux).
 func onMainActor<Value>(
   _ hook: @escaping @MainActor @Sendable (Value) -> Void
 ) -> DisposalHook<Value> {
-  .sync { value, isOnMainActor in
-    // The value belongs to the main actor; it only passes through here on its way back.
-    let box = UncheckedSendable(value: value)
-    if isOnMainActor {
-      MainActor.assumeIsolated { hook(box.value) }
-    } else {
-      Task { @MainActor in hook(box.value) }
+  .mainActor(hook)
+}
+
+extension DisposalHook {
+  /// Runs the hook where a synchronous discard is made; an asynchronous hook is left to
+  /// `run`.
+  func runNow(_ value: Value, onMainActor isOnMainActor: Bool) {
+    switch self {
+    case .sync(let hook):
+      hook(value, isOnMainActor)
+    case .mainActor(let hook):
+      // The value belongs to the main actor; it only passes through here on its way back.
+      let box = UncheckedSendable(value: value)
+      if isOnMainActor {
+        MainActor.assumeIsolated { hook(box.value) }
+      } else {
+        Task { @MainActor in hook(box.value) }
+      }
+    case .async:
+      return
+    }
+  }
+
+  /// Runs the hook, whatever its kind, and returns once it has run: how a shutdown awaits it.
+  func run(_ value: Value) async throws {
+    switch self {
+    case .sync(let hook):
+      hook(value, false)
+    case .mainActor(let hook):
+      let box = UncheckedSendable(value: value)
+      await MainActor.run { hook(box.value) }
+    case .async(let hook):
+      try await hook(value)
     }
   }
 }

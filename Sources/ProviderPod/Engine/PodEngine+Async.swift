@@ -179,7 +179,7 @@ extension PodEngine {
       withExtendedLifetime(released) {}
       if reporting { noteRecreation(of: provider.info, into: &events) }
       if reporting { report(events) }
-      if let unwanted = after.unwanted { Self.runDisposals([unwanted], onMainActor: false) }
+      if let unwanted = after.unwanted { runDisposals([unwanted], onMainActor: false) }
       for continuation in after.continuations { continuation.resume(returning: result) }
     }
     let cancelNow = state.withLock { $0.attach(task, to: build) }

@@ -19,7 +19,7 @@ extension PodEngine {
     guard !after.disposals.isEmpty else { return }
     // Main-actor hooks run at once when the caller is on the main actor.
     let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
-    Self.runDisposals(after.disposals, onMainActor: onMainActor)
+    runDisposals(after.disposals, onMainActor: onMainActor)
   }
 
   /// Reports the overrides a pod was created with, once it is set up.
@@ -80,7 +80,7 @@ extension PodEngine {
       return result
     }
     for wakeUp in wakeUps { wakeUp() }
-    Self.runDisposals(released.disposals, onMainActor: false)
+    runDisposals(released.disposals, onMainActor: false)
     withExtendedLifetime(released) {}
   }
 }

@@ -3,36 +3,50 @@ extension PodEngine {
   func shutdown(timeout: Duration?) async throws(PodShutdownError) {
     let pod = self.pod
     let progress = ShutdownProgress()
+    let done = Completion()
     var after = EngineState.Aftermath()
     let start = state.withLock {
-      let start = $0.beginShutdown(of: pod, progress: progress, into: &after)
+      let start = $0.beginShutdown(of: pod, progress: progress, done: done, into: &after)
       $0.checkInvariantsInDebugBuilds()
       return start
     }
     let plan: CleanupPlan
+    let earlier: [Completion]
+    let id: Int
     switch start {
-    case .alreadyBegun(let earlier):
-      await earlier.waitForFirstCall()
+    case .alreadyBegun(let first):
+      await first.waitForFirstCall()
       return
-    case .begun(let begun):
+    case .begun(let begun, let startedBefore, let listed):
       plan = begun
+      earlier = startedBefore
+      id = listed
     }
     report(after.events)
     for wakeUp in after.wakeUps { wakeUp() }
-    Self.runDisposals(after.disposals, onMainActor: false)
+    runDisposals(after.disposals, onMainActor: false)
     withExtendedLifetime(after.released) {}
     after = EngineState.Aftermath()
 
     progress.prepare(plan)
     // Unstructured, so that the cleanups go on when the caller stops waiting at its deadline:
     // the resources must still be released, in order.
-    let cleanups = Task { await plan.run(reporting: progress) }
+    let state = self.state
+    let cleanups = Task {
+      // A request's pod let go of just before the app shuts down is cleaned up before the
+      // database it used.
+      for cleanup in earlier { await cleanup.wait() }
+      await plan.run(reporting: progress)
+      done.complete()
+      state.withLock { $0.runningCleanups[id] = nil }
+    }
     let deadline = timeout.map { timeout in
       Task {
         guard (try? await Task.sleep(for: timeout)) != nil else { return }
-        progress.deadlinePassed()
-        // Those still running are told to hurry; those waiting for them still start.
+        // Those still running are told to hurry (before the caller returns, so that it may
+        // count on it); those waiting for them still start.
         cleanups.cancel()
+        progress.deadlinePassed()
       }
     }
     await withTaskCancellationHandler {
