@@ -81,7 +81,7 @@ struct GreetingServerTests {
   }
 
   @Test(
-    "live: 1,000 requests, 8 at a time, never share a handler, share the service, and leave none alive",
+    "live: 1,000 requests, 8 at a time, never share request data or a handler, share the service, and leave none alive",
     .timeLimit(.minutes(2)))
   func liveRequests() async throws {
     let appPod = Pod()
@@ -101,7 +101,9 @@ struct GreetingServerTests {
             var bodies: [String] = []
             for index in 0..<125 {
               let response = try await connection.get("/hello?user=u\(worker)-\(index)")
-              bodies.append(String(buffer: response.body ?? ByteBuffer()))
+              let body = String(buffer: response.body ?? ByteBuffer())
+              #expect(body.hasPrefix("Hello, U\(worker)-\(index) | "), "greets its own user")
+              bodies.append(body)
             }
             try await connection.shutdown()
             return bodies
