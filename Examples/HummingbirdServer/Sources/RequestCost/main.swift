@@ -106,14 +106,16 @@ func measureDirect(rounds: Int, requestsPerRound: Int, only: String?) async thro
     }
   }
   print("requests per round: \(requestsPerRound), rounds: \(rounds), medians, without Hummingbird:")
+  func row(_ label: String, _ values: [Double]) {
+    let padding = String(repeating: " ", count: max(1, 62 - label.count))
+    print("  \(label)\(padding)\(Int(median(values))) ns")
+  }
   if !shutDown.isEmpty {
-    print("  a request's pod, given the request, its handler, shut down:  \(Int(median(shutDown))) ns")
-    print("  the same with the middleware's logging observer (info):      \(Int(median(logged))) ns")
-    print("  the same pod released instead of shut down:                  \(Int(median(released))) ns")
+    row("a request's pod, given the request, its handler, shut down:", shutDown)
+    row("the same with the middleware's logging observer (info):", logged)
+    row("the same pod released instead of shut down:", released)
   }
-  if !hand.isEmpty {
-    print("  the handler by hand, its connection returned:                \(Int(median(hand))) ns")
-  }
+  if !hand.isEmpty { row("the handler by hand, its connection returned:", hand) }
 }
 
 if direct {

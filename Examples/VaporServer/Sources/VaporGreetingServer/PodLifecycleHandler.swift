@@ -9,6 +9,9 @@ import Vapor
 /// the server itself first: the server's shutdown waits for the requests in flight, and
 /// stopping it again later does nothing. Then the pod is shut down and its cleanups awaited
 /// (the database closed) before the application goes on to shut down its event loops.
+///
+/// Only `asyncShutdown()` calls it, on an application made with `Application.make`: the
+/// synchronous `shutdown()` cannot await a pod's cleanups, and this handler does nothing there.
 public struct PodLifecycleHandler: LifecycleHandler {
   /// The app's pod.
   public let pod: Pod
