@@ -39,7 +39,7 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
   ///   - retry: How a build that throws is retried; ``RetryPolicy/never`` by default. Callers
   ///     waiting for the instance share the retries.
   ///   - onDiscard: Called once for each instance the pod built, cached and discarded; see
-  ///     ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)``.
+  ///     <doc:Lifetimes>.
   ///   - fileID: Where the provider is declared; filled in by the compiler.
   ///   - line: Where the provider is declared; filled in by the compiler.
   ///   - column: Where the provider is declared; filled in by the compiler.
@@ -70,7 +70,7 @@ public final class AsyncProvider<Value: Sendable>: Sendable {
   /// ```
   ///
   /// ``Pod/shutdown(timeout:)`` awaits the hook, dependents first; see
-  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)async throws->Void,_,_,_,_)``.
+  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)->Void,_,_,_,_)``.
   public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
@@ -156,7 +156,7 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
   /// The scope every member is cached in, unless an override names another.
   public var scope: any ProviderScope { info.scope.scope }
 
-  /// Creates a family of async providers; see ``ProviderFamily/init(scope:name:onDiscard:fileID:line:column:_:)``.
+  /// Creates a family of async providers; see ``ProviderFamily``.
   /// Each member retries its own build with `retry`; see ``RetryPolicy``.
   public convenience init(
     scope: any ProviderScope = SingletonScope(),
@@ -174,7 +174,7 @@ public final class AsyncProviderFamily<Argument: Hashable & Sendable, Value: Sen
   }
 
   /// Creates a family of async providers whose instances are cleaned up asynchronously; see
-  /// ``AsyncProvider/init(scope:name:retry:onDiscard:fileID:line:column:_:)-(_,_,_,(Value)async throws->Void,_,_,_,_)``.
+  /// ``AsyncProvider/init(scope:name:retry:onDiscard:fileID:line:column:_:)-(_,_,_,(Value)->Void,_,_,_,_)``.
   public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,

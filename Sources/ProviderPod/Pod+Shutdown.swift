@@ -9,7 +9,13 @@ extension Pod {
   /// An instance's cleanup starts once the cleanups of everything built from it have ended,
   /// in this pod or a child: the database closes after the sessions that use it. Cleanups
   /// with no such order between them run at the same time. Synchronous hooks run in the same
-  /// order. Observers see each instance discarded with ``DiscardReason/podShutDown``.
+  /// order, a main-actor provider's on the main actor. Before its own, the shutdown waits for
+  /// the async cleanups that clears, pods let go of and child pods' shutdowns in the same
+  /// tree started earlier. Observers see each instance discarded with
+  /// ``DiscardReason/podShutDown``.
+  ///
+  /// A child pod's shutdown takes the child's own instances and its children's; what it
+  /// shares with its parent stays the parent's.
   ///
   /// From the moment it begins, the pod and its children build nothing: a resolve through one
   /// of them stops the program, an async one throws ``ResolveAfterShutdownError``. A build

@@ -44,7 +44,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   ///   - scope: How long each member's instance is cached. ``SingletonScope`` by default.
   ///   - name: The family's name. By default the value type and the declaration's location.
   ///   - onDiscard: Called once for each instance the pod cached and then discarded; see
-  ///     ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)``.
+  ///     <doc:Lifetimes>.
   ///   - fileID: Where the family is declared; filled in by the compiler.
   ///   - line: Where the family is declared; filled in by the compiler.
   ///   - column: Where the family is declared; filled in by the compiler.
@@ -64,7 +64,7 @@ public final class ProviderFamily<Argument: Hashable & Sendable, Value>: Sendabl
   }
 
   /// Creates a family whose members' instances are cleaned up asynchronously; see
-  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)async throws->Void,_,_,_,_)``.
+  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)->Void,_,_,_,_)``.
   public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,

@@ -76,7 +76,7 @@ public final class ThrowingProvider<Value>: Sendable {
 
   /// Creates a provider whose builder may throw and whose instances are cleaned up
   /// asynchronously; see
-  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)async throws->Void,_,_,_,_)``.
+  /// ``Provider/init(scope:name:onDiscard:fileID:line:column:_:)-(_,_,(Value)->Void,_,_,_,_)``.
   public convenience init(
     scope: any ProviderScope = SingletonScope(),
     name: String? = nil,
@@ -116,19 +116,19 @@ public final class ThrowingProvider<Value>: Sendable {
   private static func successHook(
     _ hook: DisposalHook<Value>
   ) -> DisposalHook<Result<Value, any Error>> {
-    switch hook {
-    case .sync(let hook):
-      return .sync { result, onMainActor in
-        if case .success(let value) = result { hook(value, onMainActor) }
-      }
-    case .mainActor(let hook):
-      return .mainActor { result in
-        if case .success(let value) = result { hook(value) }
-      }
-    case .async(let hook):
+    if let async = hook.async {
       return .async { result in
-        if case .success(let value) = result { try await hook(value) }
+        if case .success(let value) = result { try await async(value) }
       }
+    }
+    if let mainActor = hook.mainActor {
+      return .mainActor { result in
+        if case .success(let value) = result { mainActor(value) }
+      }
+    }
+    let sync = hook.sync
+    return .sync { result, onMainActor in
+      if case .success(let value) = result { sync?(value, onMainActor) }
     }
   }
 

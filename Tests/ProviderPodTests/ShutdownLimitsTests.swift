@@ -169,7 +169,7 @@ struct ShutdownLimitsTests {
       onDiscard: { (session: Resource) in
         // Still running when the shutdown begins, and slow to finish.
         await observer.began.wait()
-        for _ in 0..<1_000 { await Task.yield() }
+        for _ in 0..<10_000 { await Task.yield() }
         await session.close(log: log)
       }
     ) { pod in
@@ -210,7 +210,7 @@ struct ShutdownLimitsTests {
       onDiscard: { (session: Resource) in
         sessionCleanupStarted.set()
         await observer.began.wait()
-        for _ in 0..<1_000 { await Task.yield() }
+        for _ in 0..<10_000 { await Task.yield() }
         await session.close(log: log)
       }
     ) { pod in

@@ -134,8 +134,7 @@ final class TypedValueBox<Value>: ValueBox {
   }
 
   override var hasAsyncHook: Bool {
-    if case .async = onDiscard { return true }
-    return false
+    onDiscard?.async != nil
   }
 
   override func cleanUp() async throws {
@@ -170,11 +169,38 @@ func classInstance<Value>(_ value: Value) -> AnyObject? {
 
 /// A provider's `onDiscard`: a synchronous hook, told whether the discarding caller is on the
 /// main actor; a main-actor provider's hook; or an asynchronous one, which only a shutdown
-/// awaits.
-enum DisposalHook<Value>: Sendable {
-  case sync(@Sendable (Value, _ onMainActor: Bool) -> Void)
-  case mainActor(@MainActor @Sendable (Value) -> Void)
-  case async(@Sendable (Value) async throws -> Void)
+/// awaits. Exactly one is set.
+///
+/// A class rather than an enum: a build copies its provider's hook into the entry it caches,
+/// in code not specialised for the value type, where copying a generic enum looked its
+/// metadata up on every build (a new pod with 100 dependencies cost 1% more); a reference is
+/// copied by a retain.
+final class DisposalHook<Value>: Sendable {
+  let sync: (@Sendable (Value, _ onMainActor: Bool) -> Void)?
+  let mainActor: (@MainActor @Sendable (Value) -> Void)?
+  let async: (@Sendable (Value) async throws -> Void)?
+
+  private init(
+    sync: (@Sendable (Value, _ onMainActor: Bool) -> Void)?,
+    mainActor: (@MainActor @Sendable (Value) -> Void)?,
+    async: (@Sendable (Value) async throws -> Void)?
+  ) {
+    self.sync = sync
+    self.mainActor = mainActor
+    self.async = async
+  }
+
+  static func sync(_ hook: @escaping @Sendable (Value, _ onMainActor: Bool) -> Void) -> Self {
+    Self(sync: hook, mainActor: nil, async: nil)
+  }
+
+  static func mainActor(_ hook: @escaping @MainActor @Sendable (Value) -> Void) -> Self {
+    Self(sync: nil, mainActor: hook, async: nil)
+  }
+
+  static func async(_ hook: @escaping @Sendable (Value) async throws -> Void) -> Self {
+    Self(sync: nil, mainActor: nil, async: hook)
+  }
 }
 
 /// A plain `onDiscard` hook, which runs wherever the discard happens.

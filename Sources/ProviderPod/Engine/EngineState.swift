@@ -54,8 +54,8 @@ struct EngineState {
   /// parent find it. Not owned: the child removes itself when it goes away.
   mutating func adopt(_ child: PodRecord) {
     // A child of a pod that was shut down is born shut down: it would share nothing.
-    if let shutdown = child.parent?.shutdown {
-      child.shutdown = shutdown
+    if let parent = child.parent, parent.shutdown != nil {
+      child.shutdown = parent.shutdown
       child.isAlive = false
       return
     }

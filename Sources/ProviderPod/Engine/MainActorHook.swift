@@ -12,32 +12,28 @@ extension DisposalHook {
   /// Runs the hook where a synchronous discard is made; an asynchronous hook is left to
   /// `run`.
   func runNow(_ value: Value, onMainActor isOnMainActor: Bool) {
-    switch self {
-    case .sync(let hook):
-      hook(value, isOnMainActor)
-    case .mainActor(let hook):
+    if let sync {
+      sync(value, isOnMainActor)
+    } else if let mainActor {
       // The value belongs to the main actor; it only passes through here on its way back.
       let box = UncheckedSendable(value: value)
       if isOnMainActor {
-        MainActor.assumeIsolated { hook(box.value) }
+        MainActor.assumeIsolated { mainActor(box.value) }
       } else {
-        Task { @MainActor in hook(box.value) }
+        Task { @MainActor in mainActor(box.value) }
       }
-    case .async:
-      return
     }
   }
 
   /// Runs the hook, whatever its kind, and returns once it has run: how a shutdown awaits it.
   func run(_ value: Value) async throws {
-    switch self {
-    case .sync(let hook):
-      hook(value, false)
-    case .mainActor(let hook):
+    if let sync {
+      sync(value, false)
+    } else if let mainActor {
       let box = UncheckedSendable(value: value)
-      await MainActor.run { hook(box.value) }
-    case .async(let hook):
-      try await hook(value)
+      await MainActor.run { mainActor(box.value) }
+    } else if let async {
+      try await async(value)
     }
   }
 }

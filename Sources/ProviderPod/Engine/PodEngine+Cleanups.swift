@@ -7,12 +7,20 @@ extension PodEngine {
   /// something built from it may still be using it. Nobody awaits that task but a later
   /// shutdown of the tree, and what the hooks throw goes nowhere: there is no caller left to
   /// tell.
+  @inline(__always)
   func runDisposals(_ entries: [CacheEntry], onMainActor: Bool) {
-    guard let firstAsync = entries.firstIndex(where: \.hasAsyncDisposal) else {
-      for entry in entries { entry.dispose(onMainActor: onMainActor) }
-      return
+    // A request's pod going away disposes of nothing, most of the time.
+    guard !entries.isEmpty else { return }
+    runAnyDisposals(entries, onMainActor: onMainActor)
+  }
+
+  private func runAnyDisposals(_ entries: [CacheEntry], onMainActor: Bool) {
+    var firstAsync = 0
+    while firstAsync < entries.count, !entries[firstAsync].hasAsyncDisposal {
+      entries[firstAsync].dispose(onMainActor: onMainActor)
+      firstAsync += 1
     }
-    for entry in entries[..<firstAsync] { entry.dispose(onMainActor: onMainActor) }
+    guard firstAsync < entries.count else { return }
     let pending = entries[firstAsync...].map(\.cleanup)
     let state = self.state
     let done = Completion()
