@@ -12,6 +12,8 @@ let package = Package(
   dependencies: [
     .package(name: "ProviderPod", path: "../.."),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.8.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
   ],
   targets: [
     .target(
@@ -19,6 +21,8 @@ let package = Package(
       dependencies: [
         .product(name: "ProviderPod", package: "ProviderPod"),
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
     .executableTarget(
@@ -32,6 +36,7 @@ let package = Package(
         "GreetingServer",
         .product(name: "ProviderPod", package: "ProviderPod"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
       ]
     ),
     .testTarget(
@@ -40,6 +45,8 @@ let package = Package(
         "GreetingServer",
         .product(name: "ProviderPod", package: "ProviderPod"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "InMemoryLogging", package: "swift-log"),
       ]
     ),
   ],

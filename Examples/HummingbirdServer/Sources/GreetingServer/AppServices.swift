@@ -19,31 +19,74 @@ public struct Configuration: Sendable {
 /// The app's configuration: a singleton of the app's pod.
 public let configurationProvider = Provider(name: "configuration") { _ in Configuration() }
 
-/// A stand-in for a database connection pool: opened when first needed, closed by the pod
-/// when the app's pod goes away at shutdown.
+/// A stand-in for a database connection pool: opened when first needed, closed by the app's
+/// pod when it shuts down, after every request's connection has been returned.
 public final class Database: Sendable {
   /// Databases opened so far, and still alive.
   public static let instances = LiveCounter()
   /// Which database this is, counted from 1.
   public let serial: Int
+  let log: ResourceLog?
   private let closed = Atomic<Bool>(false)
+  private let connectionsLent = Atomic<Int>(0)
+  private let connectionsOut = Atomic<Int>(0)
+  private let connectionsOutAtClose = Atomic<Int>(-1)
 
-  init() { serial = Database.instances.objectMade() }
+  init(log: ResourceLog?) {
+    self.log = log
+    serial = Database.instances.objectMade()
+  }
   deinit { Database.instances.objectGone() }
 
   /// Whether the pod that opened it has closed it.
-  public var isClosed: Bool { closed.load(ordering: .relaxed) }
+  public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
-  func close() { closed.store(true, ordering: .relaxed) }
+  /// How many connections had not been returned when it closed; -1 while it is open.
+  public var connectionsOutWhenClosed: Int { connectionsOutAtClose.load(ordering: .acquiring) }
 
-  /// The user's display name, as a query would find it.
-  func displayName(of user: String) -> String { user.capitalized }
+  /// Lends a connection, for one request.
+  func connect() -> DatabaseConnection {
+    connectionsOut.add(1, ordering: .relaxed)
+    let number = connectionsLent.add(1, ordering: .relaxed).newValue
+    return DatabaseConnection(database: self, number: number)
+  }
+
+  func connectionReturned(_ connection: DatabaseConnection) {
+    connectionsOut.subtract(1, ordering: .relaxed)
+    log?.record("connection \(connection.number) returned")
+  }
+
+  /// Closes the pool. Asynchronous, as a real pool's close is: it waits for its connections'
+  /// sockets to close, here for a turn of the scheduler.
+  func close() async {
+    await Task.yield()
+    connectionsOutAtClose.store(connectionsOut.load(ordering: .relaxed), ordering: .relaxed)
+    log?.record("database closed")
+    closed.store(true, ordering: .releasing)
+  }
 }
 
-/// The database: opened once by the app's pod, closed by it when it goes away.
+/// The database: opened once by the app's pod, closed, and awaited, when the pod shuts down.
 public let databaseProvider = Provider(
-  name: "database", onDiscard: { (database: Database) in database.close() }
-) { _ in Database() }
+  name: "database", onDiscard: { (database: Database) async throws in await database.close() }
+) { pod in Database(log: pod.resolve(resourceLogProvider)) }
+
+/// What the database and its connections did, in order; given by tests that check the order
+/// of cleanups at shutdown, and nil otherwise (a server keeps no such history).
+public final class ResourceLog: Sendable {
+  private let entries = Mutex<[String]>([])
+
+  /// An empty log.
+  public init() {}
+
+  func record(_ entry: String) { entries.withLock { $0.append(entry) } }
+
+  /// Everything recorded so far, oldest first.
+  public var recorded: [String] { entries.withLock { $0 } }
+}
+
+/// No log unless a test gives one with an override.
+public let resourceLogProvider = Provider<ResourceLog?>(name: "resourceLog") { _ in nil }
 
 /// A service behind a protocol, so tests can give the app a fake.
 public protocol GreetingService: Sendable {
@@ -55,31 +98,17 @@ final class LiveGreetingService: GreetingService {
   static let instances = LiveCounter()
   let serial: Int
   let greeting: String
-  let database: Database
 
-  init(greeting: String, database: Database) {
+  init(greeting: String) {
     self.greeting = greeting
-    self.database = database
     serial = LiveGreetingService.instances.objectMade()
   }
 
-  func greet(_ name: String) -> String {
-    "\(greeting), \(database.displayName(of: name))"
-  }
+  func greet(_ name: String) -> String { "\(greeting), \(name)" }
 }
 
-/// The greeting service: a singleton of the app's pod, built from the configuration and the
-/// database.
+/// The greeting service: a singleton of the app's pod, built from the configuration.
 public let greetingServiceProvider = Provider<any GreetingService>(name: "greetingService") {
   pod in
-  LiveGreetingService(
-    greeting: pod.resolve(configurationProvider).greeting,
-    database: pod.resolve(databaseProvider))
-}
-
-extension String {
-  fileprivate var capitalized: String {
-    guard let first else { return self }
-    return first.uppercased() + dropFirst()
-  }
+  LiveGreetingService(greeting: pod.resolve(configurationProvider).greeting)
 }

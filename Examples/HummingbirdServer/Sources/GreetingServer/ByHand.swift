@@ -8,13 +8,18 @@ public func buildApplicationByHand(
   configuration: ApplicationConfiguration? = nil
 ) -> some ApplicationProtocol {
   let settings = Configuration()
-  let service = LiveGreetingService(greeting: settings.greeting, database: Database())
+  let database = Database(log: nil)
+  let service = LiveGreetingService(greeting: settings.greeting)
   let router = Router(context: BasicRequestContext.self)
   router.get("hello") { request, _ -> String in
     let incoming = IncomingRequest(
       path: request.uri.path, user: request.uri.queryParameters.get("user"))
-    return GreetingHandler(request: incoming, service: service, configuration: settings)
-      .respond()
+    let connection = database.connect()
+    let body = GreetingHandler(
+      request: incoming, connection: connection, service: service, configuration: settings
+    ).respond()
+    await connection.release()
+    return body
   }
   return Application(
     router: router,
@@ -23,9 +28,26 @@ public func buildApplicationByHand(
 }
 
 /// What the example's middleware and route do for one request, without Hummingbird: the
-/// request's pod given the request, the handler resolved there, the pod released. For measuring
-/// ProviderPod's own share of a request (`RequestCost --direct`).
-public func respondThroughRequestPod(app: Pod, user: String) -> String {
+/// request's pod given the request, the handler resolved there, the pod shut down (the
+/// connection returned). For measuring ProviderPod's own share of a request
+/// (`RequestCost --direct`); `observer` is the middleware's logging observer, or nil.
+public func respondThroughRequestPod(
+  app: Pod, user: String, observer: (any PodObserver)? = nil
+) async throws -> String {
+  let requestPod = Pod(
+    parent: app, scopes: [RequestScope()],
+    overrides: [
+      incomingRequestProvider.override(withValue: IncomingRequest(path: "/hello", user: user))
+    ],
+    observer: observer)
+  let body = requestPod.resolve(greetingHandlerProvider).respond()
+  try await requestPod.shutdown()
+  return body
+}
+
+/// What the same request costs when its pod is not shut down but released, its cleanups left
+/// to the release: the middleware before request pods were shut down at the end of a request.
+public func respondThroughReleasedRequestPod(app: Pod, user: String) -> String {
   let requestPod = Pod(
     parent: app, scopes: [RequestScope()],
     overrides: [
@@ -34,19 +56,26 @@ public func respondThroughRequestPod(app: Pod, user: String) -> String {
   return requestPod.resolve(greetingHandlerProvider).respond()
 }
 
-/// The same request by hand: the handler made from singletons the caller keeps.
+/// The same request by hand: the handler made from singletons the caller keeps, the
+/// connection lent and returned by hand.
 public struct ByHandResponder: Sendable {
   let settings = Configuration()
+  let database = Database(log: nil)
   let service: LiveGreetingService
 
   /// The singletons, made once.
   public init() {
-    service = LiveGreetingService(greeting: settings.greeting, database: Database())
+    service = LiveGreetingService(greeting: settings.greeting)
   }
 
-  /// One request's handler, made and asked for its response.
-  public func respond(user: String) -> String {
+  /// One request's handler, made and asked for its response; its connection returned.
+  public func respond(user: String) async -> String {
     let incoming = IncomingRequest(path: "/hello", user: user)
-    return GreetingHandler(request: incoming, service: service, configuration: settings).respond()
+    let connection = database.connect()
+    let body = GreetingHandler(
+      request: incoming, connection: connection, service: service, configuration: settings
+    ).respond()
+    await connection.release()
+    return body
   }
 }

@@ -1,4 +1,5 @@
 import Hummingbird
+import Logging
 import ProviderPod
 
 /// The context every route gets: the request's own pod, made by `RequestPodMiddleware`.
@@ -25,8 +26,9 @@ public struct AppRequestContext: RequestContext {
 }
 
 /// Gives each request a child of the app's pod that owns `RequestScope` and is given the
-/// request's data. The child, and everything the request built in it, goes away once the
-/// response has been produced; its `onDiscard` hooks run then.
+/// request's data, and shuts it down when the response has been produced: the request's
+/// cleanups (its connection returned to the database) have finished before the response goes
+/// out. The pod logs what it builds and disposes of to the request's logger.
 public struct RequestPodMiddleware: RouterMiddleware {
   /// The context the middleware gives a pod to.
   public typealias Context = AppRequestContext
@@ -38,7 +40,7 @@ public struct RequestPodMiddleware: RouterMiddleware {
     self.app = app
   }
 
-  /// Gives the request its pod, then passes it on.
+  /// Gives the request its pod, passes it on, and shuts the pod down once the response is made.
   public func handle(
     _ request: Request, context: Context,
     next: (Request, Context) async throws -> Response
@@ -46,9 +48,30 @@ public struct RequestPodMiddleware: RouterMiddleware {
     var context = context
     let incoming = IncomingRequest(
       path: request.uri.path, user: request.uri.queryParameters.get("user"))
-    context.requestPod = Pod(
+    let requestPod = Pod(
       parent: app, scopes: [RequestScope()],
-      overrides: [incomingRequestProvider.override(withValue: incoming)])
-    return try await next(request, context)
+      overrides: [incomingRequestProvider.override(withValue: incoming)],
+      observer: LoggingObserver(logger: context.logger))
+    context.requestPod = requestPod
+    let response: Response
+    do {
+      response = try await next(request, context)
+    } catch {
+      // A handler that threw still had its connection: return it before the error response.
+      await endRequest(requestPod, logger: context.logger)
+      throw error
+    }
+    await endRequest(requestPod, logger: context.logger)
+    return response
+  }
+
+  /// A cleanup that fails is the server's problem, not the client's: logged, and the response
+  /// already made goes out as it is.
+  private func endRequest(_ requestPod: Pod, logger: Logger) async {
+    do {
+      try await requestPod.shutdown()
+    } catch {
+      logger.error("the request's cleanup failed: \(error)")
+    }
   }
 }

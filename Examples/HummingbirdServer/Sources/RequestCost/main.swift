@@ -1,6 +1,7 @@
 import GreetingServer
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import ProviderPod
 
 #if canImport(Glibc)
@@ -15,7 +16,9 @@ import ProviderPod
 // router client, so no network time hides the difference. Alternating rounds, medians.
 //   swift run -c release --package-path Examples/HummingbirdServer RequestCost
 // Options: --requests N per round (20,000), --rounds N (9), --only pods|hand (both), and
-// --direct: ProviderPod's own share, the middleware's and the route's work without Hummingbird.
+// --direct: ProviderPod's own share, the middleware's and the route's work without Hummingbird:
+// a request's pod shut down at the end of the request, as the middleware does, with and
+// without its logging observer, against the pod released instead and the handler by hand.
 // Wall time on a shared machine moves; for an exact figure, count instructions with
 // callgrind for two request counts and divide the difference (Benchmarks/README.md).
 
@@ -56,42 +59,67 @@ func nanosecondsPerRequest(_ app: some ApplicationProtocol, requests: Int) async
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 /// Nanoseconds per call of `respond`, over `requests` calls.
-func nanosecondsPerCall(requests: Int, _ respond: (Int) -> String) -> Double {
+func nanosecondsPerCall(requests: Int, _ respond: (Int) async throws -> String) async rethrows
+  -> Double
+{
   let clock = ContinuousClock()
   var length = 0
   let start = clock.now
-  for index in 0..<requests { length &+= respond(index).utf8.count }
+  for index in 0..<requests { length &+= try await respond(index).utf8.count }
   let (seconds, attoseconds) = (clock.now - start).components
   precondition(length > 0)
   return (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / Double(requests)
 }
 
-if direct {
+/// ProviderPod's own share of a request, without Hummingbird. Not isolated to the main actor,
+/// as top-level code is: each call would hop to it and back, and the hops would be measured.
+func measureDirect(rounds: Int, requestsPerRound: Int, only: String?) async throws {
   let app = Pod()
+  // The middleware's observer, writing to a logger at swift-log's default level (info), where
+  // a pod's events (debug and trace) are not written.
+  let observer = LoggingObserver(logger: Logger(label: "RequestCost"))
   let byHandResponder = ByHandResponder()
-  var pods: [Double] = []
+  var shutDown: [Double] = []
+  var logged: [Double] = []
+  var released: [Double] = []
   var hand: [Double] = []
   for _ in 0..<rounds {
     if only != "hand" {
-      pods.append(
-        nanosecondsPerCall(requests: requestsPerRound) { index in
-          respondThroughRequestPod(app: app, user: "u\(index)")
+      shutDown.append(
+        try await nanosecondsPerCall(requests: requestsPerRound) { index in
+          try await respondThroughRequestPod(app: app, user: "u\(index)")
+        })
+      logged.append(
+        try await nanosecondsPerCall(requests: requestsPerRound) { index in
+          try await respondThroughRequestPod(app: app, user: "u\(index)", observer: observer)
+        })
+      released.append(
+        await nanosecondsPerCall(requests: requestsPerRound) { index in
+          respondThroughReleasedRequestPod(app: app, user: "u\(index)")
         })
     }
     if only != "pods" {
       hand.append(
-        nanosecondsPerCall(requests: requestsPerRound) { index in
-          byHandResponder.respond(user: "u\(index)")
+        await nanosecondsPerCall(requests: requestsPerRound) { index in
+          await byHandResponder.respond(user: "u\(index)")
         })
     }
   }
   print("requests per round: \(requestsPerRound), rounds: \(rounds), medians, without Hummingbird:")
-  if !pods.isEmpty {
-    print("  a request's pod, given the request, its handler: \(Int(median(pods))) ns")
+  func row(_ label: String, _ values: [Double]) {
+    let padding = String(repeating: " ", count: max(1, 62 - label.count))
+    print("  \(label)\(padding)\(Int(median(values))) ns")
   }
-  if !hand.isEmpty {
-    print("  the handler by hand:                             \(Int(median(hand))) ns")
+  if !shutDown.isEmpty {
+    row("a request's pod, given the request, its handler, shut down:", shutDown)
+    row("the same with the middleware's logging observer (info):", logged)
+    row("the same pod released instead of shut down:", released)
   }
+  if !hand.isEmpty { row("the handler by hand, its connection returned:", hand) }
+}
+
+if direct {
+  try await measureDirect(rounds: rounds, requestsPerRound: requestsPerRound, only: only)
   exit(0)
 }
 

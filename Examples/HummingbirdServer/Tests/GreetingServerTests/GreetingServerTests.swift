@@ -1,6 +1,8 @@
 import GreetingServer
 import Hummingbird
 import HummingbirdTesting
+import InMemoryLogging
+import Logging
 import ProviderPod
 import Testing
 
@@ -20,43 +22,70 @@ struct GreetingServerTests {
     try await app.test(.router) { client in
       try await client.execute(uri: "/hello?user=ada", method: .get) { response in
         #expect(response.status == .ok)
-        #expect(String(buffer: response.body).hasPrefix("Hi from a fake, ada | handler "))
+        #expect(String(buffer: response.body).hasPrefix("Hi from a fake, Ada | handler "))
       }
     }
   }
 
-  @Test("a server that shuts down gracefully lets its app's pod go, which closes the database")
+  @Test("a graceful shutdown awaits the database's async close, after the last request's cleanup")
   func shutdownClosesDatabase() async throws {
-    let database = try await serveOneRequestThenShutDown()
-    // The server's connections let go of the app's pod on their own threads, shortly after
-    // the server has stopped: wait for that (a watchdog, not a speed check).
-    let clock = ContinuousClock()
-    let deadline = clock.now.advanced(by: .seconds(60))
-    while !database.isClosed, clock.now < deadline { await Task.yield() }
-    #expect(database.isClosed)
-  }
-
-  /// The shape of `serveUntilShutdown`, with the test client's live server in place of the
-  /// signals: the app's pod lives in this function only.
-  private func serveOneRequestThenShutDown() async throws -> Database {
-    let appPod = Pod()
+    let log = ResourceLog()
+    let appPod = Pod(overrides: [resourceLogProvider.override(withValue: log)])
     let database = appPod.resolve(databaseProvider)
     let app = buildApplication(
       app: appPod, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+    // The live test client runs the app in a `ServiceGroup`, shuts it down gracefully at the
+    // end, and returns once every service of the group has returned.
     try await app.test(.live) { client in
-      try await client.execute(uri: "/hello?user=ada", method: .get) { response in
-        #expect(response.status == .ok)
+      for user in ["ada", "grace"] {
+        try await client.execute(uri: "/hello?user=\(user)", method: .get) { response in
+          #expect(response.status == .ok)
+        }
       }
+      #expect(
+        log.recorded == ["connection 1 returned", "connection 2 returned"],
+        "each request's pod was shut down before its response went out")
       #expect(!database.isClosed, "the database stays open while the server runs")
     }
-    return database
+    #expect(database.isClosed, "the shutdown returned after the database's async close")
+    #expect(log.recorded == ["connection 1 returned", "connection 2 returned", "database closed"])
+    #expect(database.connectionsOutWhenClosed == 0)
   }
 
   @Test(
-    "live: 1,000 requests, 8 at a time, never share a handler, share the service, and leave none alive",
+    "a request's pod logs its builds, and its disposals at the end of the request, to the request's logger"
+  )
+  func requestPodLogs() async throws {
+    let handler = InMemoryLogHandler()
+    var logger = Logger(label: "GreetingServerTests") { _ in handler }
+    logger.logLevel = .debug
+    let app = buildApplication(app: Pod(), logger: logger)
+    try await app.test(.router) { client in
+      try await client.execute(uri: "/hello?user=ada", method: .get) { response in
+        #expect(response.status == .ok)
+      }
+    }
+    let messages = handler.entries.map { "\($0.message)" }
+    let built = try #require(
+      handler.entries.first { "\($0.message)" == "built greetingHandler in RequestScope" },
+      "\(messages)")
+    let discarded = try #require(
+      handler.entries.first {
+        "\($0.message)".hasPrefix("discarded greetingHandler in RequestScope")
+      },
+      "\(messages)")
+    let requestID = try #require(
+      built.metadata["hb.request.id"], "logged with the request's logger")
+    #expect(discarded.metadata["hb.request.id"] == requestID)
+    #expect(messages.contains { $0.hasPrefix("discarded connection in RequestScope") })
+  }
+
+  @Test(
+    "live: 1,000 requests, 8 at a time, never share request data or a handler, share the service, and leave none alive",
     .timeLimit(.minutes(2)))
   func liveRequests() async throws {
     let appPod = Pod()
+    let database = appPod.resolve(databaseProvider)
     let app = buildApplication(
       app: appPod, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     let handlersBefore = GreetingHandler.instances.madeCount
@@ -72,7 +101,9 @@ struct GreetingServerTests {
             var bodies: [String] = []
             for index in 0..<125 {
               let response = try await connection.get("/hello?user=u\(worker)-\(index)")
-              bodies.append(String(buffer: response.body ?? ByteBuffer()))
+              let body = String(buffer: response.body ?? ByteBuffer())
+              #expect(body.hasPrefix("Hello, U\(worker)-\(index) | "), "greets its own user")
+              bodies.append(body)
             }
             try await connection.shutdown()
             return bodies
@@ -89,6 +120,8 @@ struct GreetingServerTests {
     #expect(GreetingHandler.instances.madeCount - handlersBefore == 1_000)
     // The live server has shut down gracefully by now: every request's pod has gone.
     #expect(GreetingHandler.instances.aliveCount == 0, "no request's handler outlived it")
-    withExtendedLifetime(appPod) {}
+    #expect(
+      database.connectionsOutWhenClosed == 0,
+      "the app's pod was shut down with the server, after every connection was returned")
   }
 }
