@@ -20,6 +20,11 @@ let guardedPaymentsProvider = Provider<any Payments>(name: "guardedPayments") { 
   if pod.requireReplacementInTests() { return UnimplementedPayments() }
   return LivePayments()
 }
+let accountPaymentsProvider = ProviderFamily<String, any Payments>(name: "accountPayments") {
+  pod, _ in
+  pod.requireReplacementInTests()
+  return LivePayments()
+}
 struct Offline: Error {}
 let remotePaymentsProvider = AsyncProvider<any Payments>(name: "remotePayments") { pod in
   if pod.requireReplacementInTests() { throw Offline() }
@@ -52,6 +57,18 @@ private func namesTheFix(_ issue: Issue, for provider: String) -> Bool {
       _ = appPod.resolve(checkoutProvider)
     } matching: {
       namesTheFix($0, for: "payments")
+    }
+  }
+
+  @Test(.isolated(appPod))
+  func forAFamilyMemberTheMessageShowsAnOverrideThatTakesTheArgument() {
+    withKnownIssue {
+      _ = appPod.resolve(accountPaymentsProvider("ada"))
+    } matching: {
+      let text = $0.comments.map(\.rawValue).joined()
+      return text.hasPrefix("ProviderPod: accountPayments(ada) (LiveDependencyTests.swift:")
+        && text.contains("overrides: [family.override { _, argument in Fake() }]")
+        && text.contains("appPod.overrideProvider(family) { _, argument in Fake() }")
     }
   }
 
