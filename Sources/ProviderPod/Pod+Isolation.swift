@@ -38,6 +38,9 @@ extension Pod {
   ///   - reportUnreplaced: Called with a message when the operation's pod builds a provider
   ///     that requires replacement in tests with its own builder; nil keeps the reporter
   ///     of an outer isolation, if any, else ignores it. A test framework records a failure here.
+  ///     It is called on the operation's task or one it started, so that the framework fails
+  ///     the right test: a build on a detached task or a thread reports when the operation
+  ///     returns (or at once, if it ended before).
   ///   - operation: The code to run, given the operation's pod.
   public func withIsolation<Result>(
     overrides: [ProviderOverride] = [],
@@ -48,6 +51,7 @@ extension Pod {
   ) rethrows -> Result {
     let isolation = makeIsolation(
       overrides: overrides, clock: clock, observer: observer, reportUnreplaced: reportUnreplaced)
+    defer { isolation.reports?.end() }
     return try PodIsolation.$current.withValue(isolation) { try operation(isolation.isolated) }
   }
 
@@ -63,6 +67,7 @@ extension Pod {
   ) async rethrows -> Result {
     let isolation = makeIsolation(
       overrides: overrides, clock: clock, observer: observer, reportUnreplaced: reportUnreplaced)
+    defer { isolation.reports?.end() }
     return try await PodIsolation.$current.withValue(
       isolation, operation: { try await operation(isolation.isolated) },
       isolation: callerIsolation)
@@ -118,12 +123,14 @@ extension Pod {
     let engine = source.engine
     let record = engine.pod
     let inherited = engine.state.withLock { _ in Array(record.overrides.values) }
+    let reports = reportUnreplaced.map(IsolationReports.init)
     let settings = PodSettings(
       clock: clock ?? engine.settings.clock,
-      reportUnreplaced: reportUnreplaced ?? engine.settings.reportUnreplaced)
+      reportUnreplaced: reports.map { reports in reports.report }
+        ?? engine.settings.reportUnreplaced)
     let pod = Pod(
       overrides: inherited + overrides.map(\.record), observer: observer, settings: settings)
-    return PodIsolation(original: self, isolated: pod, outer: outer)
+    return PodIsolation(original: self, isolated: pod, outer: outer, reports: reports)
   }
 }
 
@@ -137,14 +144,17 @@ final class PodIsolation: Sendable {
   /// The isolation's own pod.
   let isolated: Pod
   let outer: PodIsolation?
+  /// Where this isolation's own reporter is called, if it was given one.
+  let reports: IsolationReports?
 
   /// Counted among the running isolations from now until no task holds it any more: a task
   /// the operation started and did not wait for goes on seeing the isolation's pod after the
   /// operation returned.
-  init(original: Pod, isolated: Pod, outer: PodIsolation?) {
+  init(original: Pod, isolated: Pod, outer: PodIsolation?, reports: IsolationReports?) {
     self.original = original
     self.isolated = isolated
     self.outer = outer
+    self.reports = reports
     pp_isolations_begin()
   }
 
@@ -160,5 +170,15 @@ final class PodIsolation: Sendable {
       next = isolation.outer
     }
     return nil
+  }
+
+  /// Whether this task runs inside an isolation whose reporter is `reports`.
+  static func isRunning(_ reports: IsolationReports) -> Bool {
+    var next = current
+    while let isolation = next {
+      if isolation.reports === reports { return true }
+      next = isolation.outer
+    }
+    return false
   }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import ProviderPod
 import ProviderPodTesting
 import Testing
@@ -147,6 +148,30 @@ final class Reports: Sendable {
     } matching: {
       namesTheFix($0, for: "payments")
     }
+  }
+
+  @Test func aLiveDependencyBuiltOnADetachedTaskFailsTheTestThatHandedItThePod() async {
+    await withKnownIssue {
+      await rulesPod.withTestIsolation { testPod in
+        _ = await Task.detached { testPod.resolve(paymentsProvider) }.value
+      }
+    } matching: {
+      namesTheFix($0, for: "payments")
+    }
+  }
+
+  @Test func aReportOffTheIsolationsTasksWaitsForItToEnd() async {
+    let reports = Reports()
+    await Pod().withIsolation(reportUnreplaced: { reports.add($0) }) { testPod in
+      let fromThread = await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+          continuation.resume(returning: testPod.resolve(paymentsProvider).kind)
+        }
+      }
+      #expect(fromThread == "live")
+      #expect(reports.all.isEmpty)
+    }
+    #expect(reports.all.count == 1)
   }
 
   @Test func anAsyncPartOfATestToo() async {
