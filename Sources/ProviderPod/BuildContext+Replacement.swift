@@ -35,13 +35,18 @@ extension BuildContext {
   public func requireReplacementInTests() -> Bool {
     guard let report = engine.settings.reportUnreplaced else { return false }
     let frame = self.frame
-    let label = engine.state.withLock { _ in frame.info?.cycleLabel } ?? "a provider"
+    let (label, isFamilyMember) = engine.state.withLock { _ in
+      (frame.info?.cycleLabel ?? "a provider", frame.info?.family != nil)
+    }
+    // A family's override takes the argument too: the example must be one that compiles.
+    let (replaced, build) =
+      isFamilyMember ? ("family", "{ _, argument in Fake() }") : ("provider", "{ _ in Fake() }")
     report(
       """
       ProviderPod: \(label) must be replaced in tests, and this test built it with its own \
       builder, which reaches something live. Replace it in the test's overrides, for example \
-      .isolated(appPod, overrides: [provider.override { _ in Fake() }]), or with \
-      appPod.overrideProvider(provider) { _ in Fake() } inside the test.
+      .isolated(appPod, overrides: [\(replaced).override \(build)]), or with \
+      appPod.overrideProvider(\(replaced)) \(build) inside the test.
       """)
     return true
   }

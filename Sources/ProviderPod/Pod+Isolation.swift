@@ -18,7 +18,9 @@ extension Pod {
   /// and code outside the operation (another test running at the same time, say) sees this
   /// pod unchanged. Resolves of every kind, overrides, clears and the dependency graph through
   /// this pod all reach the operation's pod, as does a child pod made from this pod inside the
-  /// operation: its parent is the operation's pod.
+  /// operation: its parent is the operation's pod. A child pod made before the operation
+  /// began cannot move: it goes on sharing this pod's instances, and a resolve through it
+  /// inside the operation is reported (see `reportUnreplaced`).
   ///
   /// Tasks the operation starts with `Task { }`, `async let` or a task group carry the
   /// isolation, even a task that runs on after the operation returned. A detached task, a
@@ -36,8 +38,12 @@ extension Pod {
   ///   - clock: What retry back-offs sleep on in the operation's pod; this pod's clock if nil.
   ///   - observer: Told about what the operation's pod does; this pod's observer is not.
   ///   - reportUnreplaced: Called with a message when the operation's pod builds a provider
-  ///     that requires replacement in tests with its own builder; nil keeps the reporter
-  ///     of an outer isolation, if any, else ignores it. A test framework records a failure here.
+  ///     that requires replacement in tests with its own builder, or when the operation
+  ///     resolves through a child pod made from this pod before the operation began; nil
+  ///     keeps the reporter of an outer isolation, if any, else ignores both. A test framework
+  ///     records a failure here. It is called on the operation's task or one it started, so
+  ///     that the framework fails the right test: a build on a detached task or a thread
+  ///     reports when the operation returns (or at once, if it returned before).
   ///   - operation: The code to run, given the operation's pod.
   public func withIsolation<Result>(
     overrides: [ProviderOverride] = [],
@@ -48,6 +54,7 @@ extension Pod {
   ) rethrows -> Result {
     let isolation = makeIsolation(
       overrides: overrides, clock: clock, observer: observer, reportUnreplaced: reportUnreplaced)
+    defer { isolation.reports?.end() }
     return try PodIsolation.$current.withValue(isolation) { try operation(isolation.isolated) }
   }
 
@@ -63,6 +70,7 @@ extension Pod {
   ) async rethrows -> Result {
     let isolation = makeIsolation(
       overrides: overrides, clock: clock, observer: observer, reportUnreplaced: reportUnreplaced)
+    defer { isolation.reports?.end() }
     return try await PodIsolation.$current.withValue(
       isolation, operation: { try await operation(isolation.isolated) },
       isolation: callerIsolation)
@@ -98,7 +106,10 @@ extension Pod {
 
   @inline(never)
   private func isolatedPodInRunningIsolation() -> Pod? {
-    PodIsolation.current?.isolatedPod(for: self)
+    guard let isolation = PodIsolation.current else { return nil }
+    if let isolated = isolation.isolatedPod(for: self) { return isolated }
+    if parent != nil { isolation.reportIfMadeBeforeAnIsolation(child: self) }
+    return nil
   }
 
   /// A new isolation of this pod, inside the ones this task runs in.
@@ -118,12 +129,14 @@ extension Pod {
     let engine = source.engine
     let record = engine.pod
     let inherited = engine.state.withLock { _ in Array(record.overrides.values) }
+    let reports = reportUnreplaced.map(IsolationReports.init)
     let settings = PodSettings(
       clock: clock ?? engine.settings.clock,
-      reportUnreplaced: reportUnreplaced ?? engine.settings.reportUnreplaced)
+      reportUnreplaced: reports.map { reports in reports.report }
+        ?? engine.settings.reportUnreplaced)
     let pod = Pod(
       overrides: inherited + overrides.map(\.record), observer: observer, settings: settings)
-    return PodIsolation(original: self, isolated: pod, outer: outer)
+    return PodIsolation(original: self, isolated: pod, outer: outer, reports: reports)
   }
 }
 
@@ -137,14 +150,19 @@ final class PodIsolation: Sendable {
   /// The isolation's own pod.
   let isolated: Pod
   let outer: PodIsolation?
+  /// Where this isolation's own reporter is called, if it was given one.
+  let reports: IsolationReports?
+  /// The child pods made before this isolation that it has reported.
+  private let childrenReported = Locked<Set<ObjectIdentifier>>([])
 
   /// Counted among the running isolations from now until no task holds it any more: a task
   /// the operation started and did not wait for goes on seeing the isolation's pod after the
   /// operation returned.
-  init(original: Pod, isolated: Pod, outer: PodIsolation?) {
+  init(original: Pod, isolated: Pod, outer: PodIsolation?, reports: IsolationReports?) {
     self.original = original
     self.isolated = isolated
     self.outer = outer
+    self.reports = reports
     pp_isolations_begin()
   }
 
@@ -160,5 +178,44 @@ final class PodIsolation: Sendable {
       next = isolation.outer
     }
     return nil
+  }
+
+  /// A child pod made before an isolation of one of its ancestors shares that ancestor's
+  /// instances, not the isolation's pod's: used inside the isolation, it reads and builds in
+  /// the pod every other test sees, and the isolation's overrides do not reach it. It cannot
+  /// be moved to the isolation's pod, so the test is told, once for each such child.
+  func reportIfMadeBeforeAnIsolation(child: Pod) {
+    var ancestor = child.parent
+    while let pod = ancestor {
+      if let isolated = isolatedPod(for: pod) {
+        guard let report = isolated.engine.settings.reportUnreplaced else { return }
+        let id = ObjectIdentifier(child)
+        let first = childrenReported.withLock { reported in
+          reported.insert(id).inserted
+        }
+        if first {
+          report(
+            """
+            ProviderPod: this test resolves through a child pod made before the test isolated \
+            the pod it was made from, so the child still shares that pod's instances: the \
+            test's overrides do not reach what it shares, and what it builds there stays for \
+            other tests. Make the child pod inside the test (a child made there from the \
+            isolated pod is a child of the test's pod), or make it lazily rather than at launch.
+            """)
+        }
+        return
+      }
+      ancestor = pod.parent
+    }
+  }
+
+  /// Whether this task runs inside an isolation whose reporter is `reports`.
+  static func isRunning(_ reports: IsolationReports) -> Bool {
+    var next = current
+    while let isolation = next {
+      if isolation.reports === reports { return true }
+      next = isolation.outer
+    }
+    return false
   }
 }

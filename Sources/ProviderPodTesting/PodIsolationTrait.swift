@@ -43,9 +43,12 @@ extension Trait where Self == PodIsolationTrait {
   /// ```
   ///
   /// A provider whose builder calls `BuildContext.requireReplacementInTests()`
-  /// fails the test when the test's pod builds it unreplaced; the process goes on. On a suite,
+  /// fails the test when the test's pod builds it unreplaced, and so does a resolve through a
+  /// child pod made from `pod` before the test; the process goes on. On a suite,
   /// each of its tests gets its own pod. Detached tasks and threads the test starts see `pod`
-  /// itself: hand them the test's pod. See `Pod.withIsolation(overrides:clock:observer:reportUnreplaced:_:)`.
+  /// itself: start them inside `pod.withTestIsolation { testPod in ... }` and hand them
+  /// `testPod`, a pod of their own that starts from the test's overrides. See
+  /// `Pod.withIsolation(overrides:clock:observer:reportUnreplaced:_:)`.
   ///
   /// - Parameters:
   ///   - pod: The pod the code under test resolves through, usually a global. A pod without

@@ -78,6 +78,38 @@ let alwaysNewGreetingProvider = Provider(scope: AlwaysCreateNewScope(), name: "a
     #expect(global.resolve(messageProvider) == "live, from a singleton")
   }
 
+  @Test func aChildPodMadeBeforeTheIsolationFailsTheTestWithTheFix() {
+    let global = Pod()
+    let madeAtLaunch = Pod(parent: global, scopes: [RequestScope()])
+    let madeAtLaunchToo = Pod(parent: madeAtLaunch)
+    withKnownIssue {
+      global.withTestIsolation(overrides: [greetingProvider.override(withValue: "test")]) { _ in
+        _ = madeAtLaunch.resolve(messageProvider)
+        _ = madeAtLaunch.resolve(greetingProvider)
+        _ = madeAtLaunchToo.resolve(greetingProvider)
+        // Made inside the test: a child of the test's pod, and nothing to report.
+        _ = Pod(parent: global).resolve(greetingProvider)
+      }
+    } matching: { issue in
+      let text = issue.comments.map(\.rawValue).joined()
+      return text.contains("a child pod made before the test isolated")
+        && text.contains("Make the child pod inside the test")
+    }
+  }
+
+  @Test func aChildPodMadeBeforeTheIsolationIsReportedOncePerChild() {
+    let global = Pod()
+    let madeAtLaunch = Pod(parent: global)
+    let reports = Reports()
+    global.withIsolation(reportUnreplaced: { reports.add($0) }) { _ in
+      _ = madeAtLaunch.resolve(greetingProvider)
+      _ = madeAtLaunch.resolve(nameProvider)
+      _ = Pod(parent: madeAtLaunch).resolve(nameProvider)
+      _ = Pod(parent: global).resolve(nameProvider)
+    }
+    #expect(reports.all.count == 2)
+  }
+
   @Test func detachedTasksAndThreadsSeeTheGlobalPodAndCanBeHandedTheTestsPod() async {
     let global = Pod()
     await global.withIsolation(overrides: [greetingProvider.override(withValue: "test")]) {

@@ -1,3 +1,4 @@
+import Dispatch
 import ProviderPod
 import ProviderPodTesting
 import Testing
@@ -18,6 +19,11 @@ let checkoutProvider = Provider(name: "checkout") { pod in
 }
 let guardedPaymentsProvider = Provider<any Payments>(name: "guardedPayments") { pod in
   if pod.requireReplacementInTests() { return UnimplementedPayments() }
+  return LivePayments()
+}
+let accountPaymentsProvider = ProviderFamily<String, any Payments>(name: "accountPayments") {
+  pod, _ in
+  pod.requireReplacementInTests()
   return LivePayments()
 }
 struct Offline: Error {}
@@ -52,6 +58,18 @@ private func namesTheFix(_ issue: Issue, for provider: String) -> Bool {
       _ = appPod.resolve(checkoutProvider)
     } matching: {
       namesTheFix($0, for: "payments")
+    }
+  }
+
+  @Test(.isolated(appPod))
+  func forAFamilyMemberTheMessageShowsAnOverrideThatTakesTheArgument() {
+    withKnownIssue {
+      _ = appPod.resolve(accountPaymentsProvider("ada"))
+    } matching: {
+      let text = $0.comments.map(\.rawValue).joined()
+      return text.hasPrefix("ProviderPod: accountPayments(ada) (LiveDependencyTests.swift:")
+        && text.contains("overrides: [family.override { _, argument in Fake() }]")
+        && text.contains("appPod.overrideProvider(family) { _, argument in Fake() }")
     }
   }
 
@@ -130,6 +148,30 @@ final class Reports: Sendable {
     } matching: {
       namesTheFix($0, for: "payments")
     }
+  }
+
+  @Test func aLiveDependencyBuiltOnADetachedTaskFailsTheTestThatHandedItThePod() async {
+    await withKnownIssue {
+      await rulesPod.withTestIsolation { testPod in
+        _ = await Task.detached { testPod.resolve(paymentsProvider) }.value
+      }
+    } matching: {
+      namesTheFix($0, for: "payments")
+    }
+  }
+
+  @Test func aReportOffTheIsolationsTasksWaitsForItToEnd() async {
+    let reports = Reports()
+    await Pod().withIsolation(reportUnreplaced: { reports.add($0) }) { testPod in
+      let fromThread = await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+          continuation.resume(returning: testPod.resolve(paymentsProvider).kind)
+        }
+      }
+      #expect(fromThread == "live")
+      #expect(reports.all.isEmpty)
+    }
+    #expect(reports.all.count == 1)
   }
 
   @Test func anAsyncPartOfATestToo() async {
