@@ -10,8 +10,8 @@ extension BuildContext {
   /// ```
   ///
   /// Outside a test it does nothing. Inside a test's isolation of a pod (the `.isolated`
-  /// trait of `ProviderPodTesting`, or ``Pod/withIsolation(overrides:clock:observer:reportUnreplaced:_:)``
-  /// with `reportUnreplaced`), the builder only runs when nothing replaced the provider, and
+  /// trait of `ProviderPodTesting`, or ``Pod/withIsolation(overrides:clock:observer:reportIssue:_:)``
+  /// with `reportIssue`), the builder only runs when nothing replaced the provider, and
   /// the call fails the test with a message that names the provider and how to replace it,
   /// without stopping the process.
   ///
@@ -33,7 +33,7 @@ extension BuildContext {
   ///   has been failed.
   @discardableResult
   public func requireReplacementInTests() -> Bool {
-    guard let report = engine.settings.reportUnreplaced else { return false }
+    guard let report = engine.settings.reportIssue else { return false }
     let frame = self.frame
     let (label, isFamilyMember) = engine.state.withLock { _ in
       (frame.info?.cycleLabel ?? "a provider", frame.info?.family != nil)

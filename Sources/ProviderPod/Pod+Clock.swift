@@ -19,6 +19,6 @@ extension Pod {
   ) {
     self.init(
       overrides: overrides.map(\.record), observer: observer,
-      settings: PodSettings(clock: clock, reportUnreplaced: nil))
+      settings: PodSettings(clock: clock, reportIssue: nil))
   }
 }

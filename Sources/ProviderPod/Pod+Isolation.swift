@@ -20,7 +20,7 @@ extension Pod {
   /// this pod all reach the operation's pod, as does a child pod made from this pod inside the
   /// operation: its parent is the operation's pod. A child pod made before the operation
   /// began cannot move: it goes on sharing this pod's instances, and a resolve through it
-  /// inside the operation is reported (see `reportUnreplaced`).
+  /// inside the operation is reported (see `reportIssue`).
   ///
   /// Tasks the operation starts with `Task { }`, `async let` or a task group carry the
   /// isolation, even a task that runs on after the operation returned. A detached task, a
@@ -37,7 +37,7 @@ extension Pod {
   ///     one's pod.
   ///   - clock: What retry back-offs sleep on in the operation's pod; this pod's clock if nil.
   ///   - observer: Told about what the operation's pod does; this pod's observer is not.
-  ///   - reportUnreplaced: Called with a message when the operation's pod builds a provider
+  ///   - reportIssue: Called with a message when the operation's pod builds a provider
   ///     that requires replacement in tests with its own builder, or when the operation
   ///     resolves through a child pod made from this pod before the operation began; nil
   ///     keeps the reporter of an outer isolation, if any, else ignores both. A test framework
@@ -49,27 +49,27 @@ extension Pod {
     overrides: [ProviderOverride] = [],
     clock: (any Clock<Duration>)? = nil,
     observer: (any PodObserver)? = nil,
-    reportUnreplaced: (@Sendable (String) -> Void)? = nil,
+    reportIssue: (@Sendable (String) -> Void)? = nil,
     _ operation: (Pod) throws -> Result
   ) rethrows -> Result {
     let isolation = makeIsolation(
-      overrides: overrides, clock: clock, observer: observer, reportUnreplaced: reportUnreplaced)
+      overrides: overrides, clock: clock, observer: observer, reportIssue: reportIssue)
     defer { isolation.reports?.end() }
     return try PodIsolation.$current.withValue(isolation) { try operation(isolation.isolated) }
   }
 
   /// Runs the async `operation` with this pod isolated; see
-  /// ``withIsolation(overrides:clock:observer:reportUnreplaced:_:)``.
+  /// ``withIsolation(overrides:clock:observer:reportIssue:_:)``.
   public func withIsolation<Result>(
     overrides: [ProviderOverride] = [],
     clock: (any Clock<Duration>)? = nil,
     observer: (any PodObserver)? = nil,
-    reportUnreplaced: (@Sendable (String) -> Void)? = nil,
+    reportIssue: (@Sendable (String) -> Void)? = nil,
     isolation callerIsolation: isolated (any Actor)? = #isolation,
     _ operation: (Pod) async throws -> Result
   ) async rethrows -> Result {
     let isolation = makeIsolation(
-      overrides: overrides, clock: clock, observer: observer, reportUnreplaced: reportUnreplaced)
+      overrides: overrides, clock: clock, observer: observer, reportIssue: reportIssue)
     defer { isolation.reports?.end() }
     return try await PodIsolation.$current.withValue(
       isolation, operation: { try await operation(isolation.isolated) },
@@ -115,7 +115,7 @@ extension Pod {
   /// A new isolation of this pod, inside the ones this task runs in.
   private func makeIsolation(
     overrides: [ProviderOverride], clock: (any Clock<Duration>)?, observer: (any PodObserver)?,
-    reportUnreplaced: (@Sendable (String) -> Void)?
+    reportIssue: (@Sendable (String) -> Void)?
   ) -> PodIsolation {
     let outer = PodIsolation.current
     let source = outer?.isolatedPod(for: self) ?? self
@@ -129,11 +129,11 @@ extension Pod {
     let engine = source.engine
     let record = engine.pod
     let inherited = engine.state.withLock { _ in Array(record.overrides.values) }
-    let reports = reportUnreplaced.map(IsolationReports.init)
+    let reports = reportIssue.map(IsolationReports.init)
     let settings = PodSettings(
       clock: clock ?? engine.settings.clock,
-      reportUnreplaced: reports.map { reports in reports.report }
-        ?? engine.settings.reportUnreplaced)
+      reportIssue: reports.map { reports in reports.report }
+        ?? engine.settings.reportIssue)
     let pod = Pod(
       overrides: inherited + overrides.map(\.record), observer: observer, settings: settings)
     return PodIsolation(original: self, isolated: pod, outer: outer, reports: reports)
@@ -188,7 +188,7 @@ final class PodIsolation: Sendable {
     var ancestor = child.parent
     while let pod = ancestor {
       if let isolated = isolatedPod(for: pod) {
-        guard let report = isolated.engine.settings.reportUnreplaced else { return }
+        guard let report = isolated.engine.settings.reportIssue else { return }
         let id = ObjectIdentifier(child)
         let first = childrenReported.withLock { reported in
           reported.insert(id).inserted

@@ -22,7 +22,7 @@ extension Pod {
   ) async rethrows -> Result {
     try await withIsolation(
       overrides: overrides, clock: clock, observer: observer,
-      reportUnreplaced: { message in
+      reportIssue: { message in
         Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
       },
       isolation: isolation, operation)
@@ -39,7 +39,7 @@ extension Pod {
   ) rethrows -> Result {
     try withIsolation(
       overrides: overrides, clock: clock, observer: observer,
-      reportUnreplaced: { message in
+      reportIssue: { message in
         Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
       },
       operation)

@@ -48,7 +48,7 @@ extension Trait where Self == PodIsolationTrait {
   /// each of its tests gets its own pod. Detached tasks and threads the test starts see `pod`
   /// itself: start them inside `pod.withTestIsolation { testPod in ... }` and hand them
   /// `testPod`, a pod of their own that starts from the test's overrides. See
-  /// `Pod.withIsolation(overrides:clock:observer:reportUnreplaced:_:)`.
+  /// `Pod.withIsolation(overrides:clock:observer:reportIssue:_:)`.
   ///
   /// - Parameters:
   ///   - pod: The pod the code under test resolves through, usually a global. A pod without

@@ -101,7 +101,7 @@ let alwaysNewGreetingProvider = Provider(scope: AlwaysCreateNewScope(), name: "a
     let global = Pod()
     let madeAtLaunch = Pod(parent: global)
     let reports = Reports()
-    global.withIsolation(reportUnreplaced: { reports.add($0) }) { _ in
+    global.withIsolation(reportIssue: { reports.add($0) }) { _ in
       _ = madeAtLaunch.resolve(greetingProvider)
       _ = madeAtLaunch.resolve(nameProvider)
       _ = Pod(parent: madeAtLaunch).resolve(nameProvider)

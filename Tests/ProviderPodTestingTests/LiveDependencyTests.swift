@@ -117,7 +117,7 @@ private func namesTheFix(_ issue: Issue, for provider: String) -> Bool {
 
   @Test func theReporterGetsTheMessageInAPlainIsolation() {
     let reports = Reports()
-    Pod().withIsolation(reportUnreplaced: { reports.add($0) }) { pod in
+    Pod().withIsolation(reportIssue: { reports.add($0) }) { pod in
       #expect(pod.resolve(guardedPaymentsProvider).kind == "stand-in")
       // Child pods of the isolation's pod follow the same rule.
       _ = Pod(parent: pod, scopes: [SingletonScope()]).resolve(paymentsProvider)
@@ -162,7 +162,7 @@ final class Reports: Sendable {
 
   @Test func aReportOffTheIsolationsTasksWaitsForItToEnd() async {
     let reports = Reports()
-    await Pod().withIsolation(reportUnreplaced: { reports.add($0) }) { testPod in
+    await Pod().withIsolation(reportIssue: { reports.add($0) }) { testPod in
       let fromThread = await withCheckedContinuation { continuation in
         DispatchQueue.global().async {
           continuation.resume(returning: testPod.resolve(paymentsProvider).kind)

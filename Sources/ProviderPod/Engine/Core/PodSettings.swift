@@ -7,12 +7,12 @@ final class PodSettings: Sendable {
   let clock: any Clock<Duration>
   /// Where a build of a provider that tests must replace reports itself, unreplaced: set in
   /// the pods an isolation makes for a test (and so in their children), nil elsewhere.
-  let reportUnreplaced: (@Sendable (String) -> Void)?
+  let reportIssue: (@Sendable (String) -> Void)?
 
-  init(clock: any Clock<Duration>, reportUnreplaced: (@Sendable (String) -> Void)?) {
+  init(clock: any Clock<Duration>, reportIssue: (@Sendable (String) -> Void)?) {
     self.clock = clock
-    self.reportUnreplaced = reportUnreplaced
+    self.reportIssue = reportIssue
   }
 
-  static let standard = PodSettings(clock: ContinuousClock(), reportUnreplaced: nil)
+  static let standard = PodSettings(clock: ContinuousClock(), reportIssue: nil)
 }
