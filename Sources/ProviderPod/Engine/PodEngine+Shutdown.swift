@@ -9,7 +9,7 @@ extension PodEngine {
       $0.checkInvariantsInDebugBuilds()
       return start
     }
-    guard case .begun(let plan, let earlier, let task) = start else {
+    guard case .begun(let plan, let earlier, let runNow, let listed) = start else {
       if case .alreadyBegun(let first) = start { await first.waitForFirstCall() }
       return
     }
@@ -20,12 +20,18 @@ extension PodEngine {
     after = EngineState.Aftermath()
 
     progress.prepare(plan)
-    guard let (id, done) = task else {
+    let state = self.state
+    if runNow {
       plan.runNow(reporting: progress)
+      if let (id, done) = listed {
+        done.complete()
+        state.withLock { $0.runningCleanups[id] = nil }
+      }
       if let report = progress.finish() { throw report }
       return
     }
-    let state = self.state
+    // Whatever is not run at once has been listed.
+    guard let (id, done) = listed else { return }
     guard let timeout else {
       // Nothing to stop waiting for: the cleanups run in the caller's task, which passes its
       // cancellation on to them as the task below would.
