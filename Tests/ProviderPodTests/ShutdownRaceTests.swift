@@ -60,3 +60,51 @@ struct ShutdownRaceTests {
     #expect(log.tooEarly.isEmpty)
   }
 }
+
+@Suite("Shutdown: called from inside a cleanup")
+struct ShutdownFromCleanupTests {
+  @Test("a cleanup that shuts its own pod down again returns rather than waiting for itself")
+  func cleanupShutsItsOwnPodDown() async {
+    let pods = Shared([Pod]())
+    let closed = OneShot()
+    let connection = Provider(
+      name: "connection",
+      onDiscard: { (_: Resource) in
+        try await pods.withLock { $0 }.first?.shutdown()
+        closed.set()
+      }
+    ) { _ in Resource("connection") }
+    let pod = Pod()
+    pods.withLock { $0 = [pod] }
+    _ = pod.resolve(connection)
+    await withWatchdog("a shutdown called from its own cleanup") {
+      try? await pod.shutdown()
+    }
+    #expect(closed.isSet)
+  }
+
+  @Test("a request pod's cleanup that shuts the app's pod down does not wait for itself")
+  func childCleanupShutsParentDown() async {
+    let pods = Shared([Pod]())
+    let log = CloseLog()
+    let database = Provider(
+      name: "database",
+      onDiscard: { (db: Resource) in await db.close(log: log) }
+    ) { _ in Resource("database") }
+    let session = Provider(
+      scope: FlowScope(), name: "session",
+      onDiscard: { (session: Resource) in
+        await session.close(log: log)
+        try await pods.withLock { $0 }.first?.shutdown()
+      }
+    ) { pod in Resource("session", builtFrom: [pod.resolve(database)]) }
+    let pod = Pod()
+    pods.withLock { $0 = [pod] }
+    let request = Pod(parent: pod, scopes: [FlowScope()])
+    _ = request.resolve(session)
+    await withWatchdog("an app's shutdown called from a request pod's cleanup") {
+      try? await request.shutdown()
+    }
+    #expect(log.order == ["session", "database"])
+  }
+}

@@ -26,7 +26,9 @@ extension PodEngine {
     let done = Completion()
     let id = state.withLock { $0.listCleanup(done) }
     Task {
-      for cleanup in pending { try? await cleanup.run() }
+      await EnclosingCleanups.within([done]) {
+        for cleanup in pending { try? await cleanup.run() }
+      }
       done.complete()
       state.withLock { $0.runningCleanups[id] = nil }
     }
