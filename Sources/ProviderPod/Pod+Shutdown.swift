@@ -20,7 +20,9 @@ extension Pod {
   /// From the moment it begins, the pod and its children build nothing: a resolve through one
   /// of them stops the program, an async one throws ``ResolveAfterShutdownError``. A build
   /// already running finishes for its caller and is not cached. A second call (on the pod or
-  /// on a child) returns when the first one does, and throws nothing.
+  /// on a child) returns when the first one does, and throws nothing; made from inside one of
+  /// the first call's cleanups, which the first call awaits, it returns at once. A shutdown
+  /// called from a cleanup likewise does not wait for that cleanup to end.
   ///
   /// A cleanup that throws does not stop the others. If the task calling `shutdown` is
   /// cancelled, the cleanups running are cancelled too, the others still start in order, and

@@ -2,7 +2,9 @@
 /// away), which cannot wait for an asynchronous one.
 extension PodEngine {
   /// Runs the hooks of `entries`, given dependents first. Synchronous hooks run now, in that
-  /// order, until the first asynchronous one; from there on, every hook runs in one task
+  /// order, until the first asynchronous one (or main-actor one, off the main actor: only
+  /// scheduled there, it would run after what follows it); from there on, every hook runs in
+  /// one task
   /// started here, one after the other in the same order, so that nothing is cleaned up while
   /// something built from it may still be using it. Nobody awaits that task but a later
   /// shutdown of the tree, and what the hooks throw goes nowhere: there is no caller left to
@@ -16,7 +18,7 @@ extension PodEngine {
 
   private func runAnyDisposals(_ entries: [CacheEntry], onMainActor: Bool) {
     var firstAsync = 0
-    while firstAsync < entries.count, !entries[firstAsync].hasAsyncDisposal {
+    while firstAsync < entries.count, runsNow(entries[firstAsync], onMainActor: onMainActor) {
       entries[firstAsync].dispose(onMainActor: onMainActor)
       firstAsync += 1
     }
@@ -26,9 +28,18 @@ extension PodEngine {
     let done = Completion()
     let id = state.withLock { $0.listCleanup(done) }
     Task {
-      for cleanup in pending { try? await cleanup.run() }
+      await EnclosingCleanups.within([done]) {
+        for cleanup in pending { try? await cleanup.run() }
+      }
       done.complete()
       state.withLock { $0.runningCleanups[id] = nil }
     }
+  }
+
+  /// Whether the hook runs to its end on this thread: a synchronous one, or a main-actor one
+  /// when the discard is made on the main actor.
+  private func runsNow(_ entry: CacheEntry, onMainActor: Bool) -> Bool {
+    guard entry.hasDisposal else { return true }
+    return onMainActor ? !entry.hasAsyncDisposal : !entry.cleanup.mustBeAwaited
   }
 }

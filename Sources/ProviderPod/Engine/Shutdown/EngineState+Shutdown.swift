@@ -4,9 +4,11 @@ extension EngineState {
   /// What a call to shut a pod down found.
   enum ShutdownStart {
     /// This call shut the pod down: the plan of cleanups to run, once the cleanups that
-    /// discards and shutdowns of the tree started before it have ended; and, when it runs in
-    /// a task of its own, its place among the tree's running cleanups and its end.
-    case begun(CleanupPlan, after: [Completion], task: (id: Int, done: Completion)?)
+    /// discards and shutdowns of the tree started before it have ended; whether it runs on
+    /// the caller's thread at once; and, when it has hooks to run, its place among the tree's
+    /// running cleanups and its end.
+    case begun(
+      CleanupPlan, after: [Completion], runNow: Bool, listed: (id: Int, done: Completion)?)
     /// An earlier call did (on this pod or an ancestor): the progress to wait for.
     case alreadyBegun(ShutdownProgress)
   }
@@ -54,11 +56,14 @@ extension EngineState {
     // A plan of synchronous hooks with nothing to wait for runs on the caller's thread, as a
     // request's pod shut down at the end of each request mostly has: a task costs more than
     // the rest of the shutdown.
-    guard plan.mustBeAwaited || !earlier.isEmpty else {
-      return .begun(plan, after: [], task: nil)
+    let runNow = !plan.mustBeAwaited && earlier.isEmpty
+    // Listed even when they run on the caller's thread: an ancestor's shutdown that begins
+    // while they run must not close what they still use.
+    guard !plan.steps.isEmpty || !runNow else {
+      return .begun(plan, after: [], runNow: true, listed: nil)
     }
     let done = Completion()
-    return .begun(plan, after: earlier, task: (listCleanup(done), done))
+    return .begun(plan, after: earlier, runNow: runNow, listed: (listCleanup(done), done))
   }
 
   /// Lists a cleanup task about to start, until it unlists itself at its end, so that a

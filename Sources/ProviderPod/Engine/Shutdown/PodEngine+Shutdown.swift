@@ -9,10 +9,15 @@ extension PodEngine {
       $0.checkInvariantsInDebugBuilds()
       return start
     }
-    guard case .begun(let plan, let earlier, let task) = start else {
-      if case .alreadyBegun(let first) = start { await first.waitForFirstCall() }
+    guard case .begun(let plan, let allEarlier, let runNow, let listed) = start else {
+      // From inside one of its own cleanups it cannot wait: the first call awaits the hook.
+      if case .alreadyBegun(let first) = start, !EnclosingCleanups.contain(first) {
+        await first.waitForFirstCall()
+      }
       return
     }
+    // Nor can it wait for a discard's or a child's cleanups it is called from.
+    let earlier = allEarlier.filter { !EnclosingCleanups.contain($0) }
     report(after.events)
     for wakeUp in after.wakeUps { wakeUp() }
     runDisposals(after.disposals, onMainActor: false)
@@ -20,17 +25,25 @@ extension PodEngine {
     after = EngineState.Aftermath()
 
     progress.prepare(plan)
-    guard let (id, done) = task else {
+    let state = self.state
+    if runNow {
       plan.runNow(reporting: progress)
+      if let (id, done) = listed {
+        done.complete()
+        state.withLock { $0.runningCleanups[id] = nil }
+      }
       if let report = progress.finish() { throw report }
       return
     }
-    let state = self.state
+    // Whatever is not run at once has been listed.
+    guard let (id, done) = listed else { return }
     guard let timeout else {
       // Nothing to stop waiting for: the cleanups run in the caller's task, which passes its
       // cancellation on to them as the task below would.
-      for cleanup in earlier { await cleanup.wait() }
-      await plan.run(reporting: progress)
+      await EnclosingCleanups.within([progress, done]) {
+        for cleanup in earlier { await cleanup.wait() }
+        await plan.run(reporting: progress)
+      }
       done.complete()
       state.withLock { $0.runningCleanups[id] = nil }
       if let report = progress.finish() { throw report }
@@ -41,8 +54,10 @@ extension PodEngine {
     let cleanups = Task {
       // A request's pod let go of just before the app shuts down is cleaned up before the
       // database it used.
-      for cleanup in earlier { await cleanup.wait() }
-      await plan.run(reporting: progress)
+      await EnclosingCleanups.within([progress, done]) {
+        for cleanup in earlier { await cleanup.wait() }
+        await plan.run(reporting: progress)
+      }
       done.complete()
       state.withLock { $0.runningCleanups[id] = nil }
     }

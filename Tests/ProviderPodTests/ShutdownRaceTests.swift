@@ -1,0 +1,110 @@
+import Foundation
+import ProviderPod
+import Testing
+
+@Suite("Shutdown: racing other shutdowns")
+struct ShutdownRaceTests {
+  /// Reports the moment a shutdown has discarded the database, before any hook of the
+  /// shutdown runs.
+  final class DatabaseShutdownBegan: PodObserver {
+    let began = DispatchSemaphore(value: 0)
+    func pod(_ pod: Pod, didReport event: PodEvent) {
+      if case .discarded("database", _, .podShutDown) = event { began.signal() }
+    }
+  }
+
+  @Test(
+    "the app's shutdown awaits a request pod's synchronous hooks still running on another thread")
+  func parentAwaitsChildsSynchronousHooks() async throws {
+    let observer = DatabaseShutdownBegan()
+    let log = CloseLog()
+    let sessionCleanupStarted = OneShot()
+    let databaseCleanupStarted = DispatchSemaphore(value: 0)
+    let database = Provider(
+      name: "database",
+      onDiscard: { (db: Resource) in
+        databaseCleanupStarted.signal()
+        await db.close(log: log)
+      }
+    ) { _ in
+      let db = Resource("database")
+      log.noteBuilt(db)
+      return db
+    }
+    let session = Provider(
+      scope: FlowScope(), name: "session",
+      onDiscard: { (session: Resource) in
+        sessionCleanupStarted.set()
+        // The app's pod begins its shutdown while this hook runs; its database must not
+        // close until the hook has ended. Give a wrongly started close the time to show.
+        _ = observer.began.wait(timeout: .now() + .seconds(60))
+        if databaseCleanupStarted.wait(timeout: .now() + .milliseconds(300)) == .success {
+          databaseCleanupStarted.signal()
+        }
+        session.closeNow(log: log)
+      }
+    ) { pod in
+      let session = Resource("session", builtFrom: [pod.resolve(database)])
+      log.noteBuilt(session)
+      return session
+    }
+    let pod = Pod(observer: observer)
+    let request = Pod(parent: pod, scopes: [FlowScope()])
+    _ = request.resolve(session)
+    // A request pod with synchronous hooks only runs them on the thread that shuts it down.
+    let requestShutdown = Task.detached { try await request.shutdown() }
+    await sessionCleanupStarted.wait()
+    try await pod.shutdown()
+    try await requestShutdown.value
+    #expect(log.order == ["session", "database"])
+    #expect(log.tooEarly.isEmpty)
+  }
+}
+
+@Suite("Shutdown: called from inside a cleanup")
+struct ShutdownFromCleanupTests {
+  @Test("a cleanup that shuts its own pod down again returns rather than waiting for itself")
+  func cleanupShutsItsOwnPodDown() async {
+    let pods = Shared([Pod]())
+    let closed = OneShot()
+    let connection = Provider(
+      name: "connection",
+      onDiscard: { (_: Resource) in
+        try await pods.withLock { $0 }.first?.shutdown()
+        closed.set()
+      }
+    ) { _ in Resource("connection") }
+    let pod = Pod()
+    pods.withLock { $0 = [pod] }
+    _ = pod.resolve(connection)
+    await withWatchdog("a shutdown called from its own cleanup") {
+      try? await pod.shutdown()
+    }
+    #expect(closed.isSet)
+  }
+
+  @Test("a request pod's cleanup that shuts the app's pod down does not wait for itself")
+  func childCleanupShutsParentDown() async {
+    let pods = Shared([Pod]())
+    let log = CloseLog()
+    let database = Provider(
+      name: "database",
+      onDiscard: { (db: Resource) in await db.close(log: log) }
+    ) { _ in Resource("database") }
+    let session = Provider(
+      scope: FlowScope(), name: "session",
+      onDiscard: { (session: Resource) in
+        await session.close(log: log)
+        try await pods.withLock { $0 }.first?.shutdown()
+      }
+    ) { pod in Resource("session", builtFrom: [pod.resolve(database)]) }
+    let pod = Pod()
+    pods.withLock { $0 = [pod] }
+    let request = Pod(parent: pod, scopes: [FlowScope()])
+    _ = request.resolve(session)
+    await withWatchdog("an app's shutdown called from a request pod's cleanup") {
+      try? await request.shutdown()
+    }
+    #expect(log.order == ["session", "database"])
+  }
+}
