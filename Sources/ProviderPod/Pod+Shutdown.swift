@@ -31,8 +31,9 @@ extension Pod {
   ///
   /// - Parameter timeout: How long to wait for the cleanups. When it passes, `shutdown`
   ///   cancels the cleanups still running and throws, naming those that had not finished;
-  ///   they go on in the background, and those waiting for them still start in order.
-  ///   No limit if nil.
+  ///   they go on in the background, and those waiting for them still start in order,
+  ///   already cancelled. A synchronous hook cannot be stopped: one that never returns holds
+  ///   `shutdown` past the timeout. No limit if nil.
   /// - Throws: ``PodShutdownError``, listing every cleanup that threw and every one that had
   ///   not finished at the timeout.
   public func shutdown(timeout: Duration? = nil) async throws(PodShutdownError) {

@@ -4,8 +4,8 @@ import ProviderPod
 /// make per request: every instance's hook runs at most once, nothing stays alive, and a
 /// resolve that begins after the shutdown returned gets an error rather than an instance.
 /// The order of cleanups is the tests' to check: here a session whose build was still running
-/// when the shutdown began is not cached, and its cleanup, outside the shutdown's order, may
-/// come after its database's (counted in the summary).
+/// when the shutdown began is not cached: it is its caller's, the pod never runs its hook, and
+/// the database may close while it is still open (counted in the summary).
 enum ShutdownRace {
   static let report = Report(scenario: "shutdown-race")
   static let databases = Ledger("database", exact: false, report: report)
