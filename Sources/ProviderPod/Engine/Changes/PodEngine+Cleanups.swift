@@ -23,7 +23,7 @@ extension PodEngine {
       firstAsync += 1
     }
     guard firstAsync < entries.count else { return }
-    let pending = entries[firstAsync...].map(\.cleanup)
+    let pending = entries[firstAsync...].compactMap(\.cleanup)
     let state = self.state
     let done = Completion()
     let id = state.withLock { $0.listCleanup(done) }
@@ -39,7 +39,7 @@ extension PodEngine {
   /// Whether the hook runs to its end on this thread: a synchronous one, or a main-actor one
   /// when the discard is made on the main actor.
   private func runsNow(_ entry: CacheEntry, onMainActor: Bool) -> Bool {
-    guard entry.hasDisposal else { return true }
-    return onMainActor ? !entry.hasAsyncDisposal : !entry.cleanup.mustBeAwaited
+    guard let cleanup = entry.cleanup else { return true }
+    return onMainActor ? !entry.hasAsyncDisposal : !cleanup.mustBeAwaited
   }
 }

@@ -31,7 +31,7 @@ struct CleanupPlan: Sendable {
       // "Built from" may name an ancestor pod's instance, which this shutdown leaves alone.
       let builtFrom = entry.dependencies.compactMap { index[$0.id] }
       for dependency in builtFrom { counts[dependency] += 1 }
-      let cleanup = entry.hasDisposal ? entry.cleanup : nil
+      let cleanup = entry.cleanup
       if cleanup?.mustBeAwaited == true { mustBeAwaited = true }
       return Step(provider: slot.info.name, cleanup: cleanup, builtFrom: builtFrom)
     }

@@ -13,6 +13,8 @@
 ///   (`Slot.heldStrongValue`, reading the entry where it is), a strong reference to the
 ///   instance itself or to its box, and copies the value out while holding it
 ///   (`withExtendedLifetime`), even when another thread discards the entry at that moment.
+/// An entry with a hook (`hasDisposal`) always holds a `ValueBox`: `make` gives hooks only to
+/// boxes, which is what lets the hook's accessors below cast the holder.
 /// Nothing outside this file reads a box's storage or casts a holder.
 struct CacheEntry {
   /// What keeps the value alive and reads it: the instance itself (`.object`), a `ValueBox`
@@ -231,9 +233,10 @@ extension CacheEntry {
 
   /// The instance's hook, as a job any task may run once the lock is released. The box it
   /// holds is immutable (a value and a hook), and the value was handed to the pod's callers on
-  /// any thread already.
-  var cleanup: Cleanup {
-    Cleanup(box: UncheckedSendable(value: unsafeDowncast(holder, to: ValueBox.self)))
+  /// any thread already. Nil for an instance with no hook, whose holder is no box.
+  var cleanup: Cleanup? {
+    guard hasDisposal else { return nil }
+    return Cleanup(box: UncheckedSendable(value: unsafeDowncast(holder, to: ValueBox.self)))
   }
 }
 
