@@ -126,17 +126,13 @@ struct ShutdownLimitsTests {
         databaseClosed.set()
       }
     ) { _ in
-      let db = Resource("database")
-      log.noteBuilt(db)
-      return db
+      log.built("database")
     }
     let session = Provider(
       scope: FlowScope(), name: "session",
       onDiscard: { (session: Resource) in await session.close(log: log) }
     ) { pod in
-      let session = Resource("session", builtFrom: [pod.resolve(database)])
-      log.noteBuilt(session)
-      return session
+      log.built("session", from: [pod.resolve(database)])
     }
     var pod: Pod? = Pod()
     var child: Pod? = Pod(parent: pod!, scopes: [FlowScope()])
@@ -150,21 +146,13 @@ struct ShutdownLimitsTests {
 
   @Test("a shutdown first awaits the cleanups a released child pod started before it")
   func shutdownAwaitsEarlierBackgroundCleanups() async throws {
-    final class ShutdownBegan: PodObserver {
-      let began = OneShot()
-      func pod(_ pod: Pod, didReport event: PodEvent) {
-        if case .discarded(_, _, .podShutDown) = event { began.set() }
-      }
-    }
     let observer = ShutdownBegan()
     let log = CloseLog()
     let database = Provider(
       name: "database",
       onDiscard: { (db: Resource) in db.closeNow(log: log) }
     ) { _ in
-      let db = Resource("database")
-      log.noteBuilt(db)
-      return db
+      log.built("database")
     }
     let session = Provider(
       scope: FlowScope(), name: "session",
@@ -175,9 +163,7 @@ struct ShutdownLimitsTests {
         await session.close(log: log)
       }
     ) { pod in
-      let session = Resource("session", builtFrom: [pod.resolve(database)])
-      log.noteBuilt(session)
-      return session
+      log.built("session", from: [pod.resolve(database)])
     }
     let pod = Pod(observer: observer)
     var request: Pod? = Pod(parent: pod, scopes: [FlowScope()])
@@ -190,12 +176,6 @@ struct ShutdownLimitsTests {
 
   @Test("a shutdown of the app's pod awaits a request pod's shutdown still in progress")
   func shutdownAwaitsChildShutdownInProgress() async throws {
-    final class ShutdownBegan: PodObserver {
-      let began = OneShot()
-      func pod(_ pod: Pod, didReport event: PodEvent) {
-        if case .discarded(_, _, .podShutDown) = event { began.set() }
-      }
-    }
     let observer = ShutdownBegan()
     let log = CloseLog()
     let sessionCleanupStarted = OneShot()
@@ -203,9 +183,7 @@ struct ShutdownLimitsTests {
       name: "database",
       onDiscard: { (db: Resource) in db.closeNow(log: log) }
     ) { _ in
-      let db = Resource("database")
-      log.noteBuilt(db)
-      return db
+      log.built("database")
     }
     let session = Provider(
       scope: FlowScope(), name: "session",
@@ -216,9 +194,7 @@ struct ShutdownLimitsTests {
         await session.close(log: log)
       }
     ) { pod in
-      let session = Resource("session", builtFrom: [pod.resolve(database)])
-      log.noteBuilt(session)
-      return session
+      log.built("session", from: [pod.resolve(database)])
     }
     let pod = Pod(observer: observer)
     let request = Pod(parent: pod, scopes: [FlowScope()])
@@ -242,17 +218,13 @@ struct ShutdownLimitsTests {
         databaseClosed.set()
       }
     ) { _ in
-      let db = Resource("database")
-      log.noteBuilt(db)
-      return db
+      log.built("database")
     }
     let session = Provider(
       name: "session",
       onDiscard: { (session: Resource) in await session.close(log: log) }
     ) { pod in
-      let session = Resource("session", builtFrom: [pod.resolve(database)])
-      log.noteBuilt(session)
-      return session
+      log.built("session", from: [pod.resolve(database)])
     }
     let pod = Pod(parent: Pod(), scopes: [FlowScope()])
     _ = pod.resolve(session)

@@ -27,9 +27,7 @@ struct ShutdownRaceTests {
         await db.close(log: log)
       }
     ) { _ in
-      let db = Resource("database")
-      log.noteBuilt(db)
-      return db
+      log.built("database")
     }
     let session = Provider(
       scope: FlowScope(), name: "session",
@@ -44,9 +42,7 @@ struct ShutdownRaceTests {
         session.closeNow(log: log)
       }
     ) { pod in
-      let session = Resource("session", builtFrom: [pod.resolve(database)])
-      log.noteBuilt(session)
-      return session
+      log.built("session", from: [pod.resolve(database)])
     }
     let pod = Pod(observer: observer)
     let request = Pod(parent: pod, scopes: [FlowScope()])

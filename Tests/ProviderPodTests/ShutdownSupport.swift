@@ -37,6 +37,13 @@ final class CloseLog: Sendable {
   /// Who uses what: a resource's users must be closed before it.
   private let users = Shared([String: [Resource]]())
 
+  /// A resource made from `builtFrom` and noted as built: what a test's builder returns.
+  func built(_ name: String, from builtFrom: [Resource] = []) -> Resource {
+    let resource = Resource(name, builtFrom: builtFrom)
+    noteBuilt(resource)
+    return resource
+  }
+
   func noteBuilt(_ resource: Resource) {
     users.withLock {
       for dependency in resource.builtFrom { $0[dependency.name, default: []].append(resource) }
@@ -101,4 +108,12 @@ func withWatchdog(
   await done.wait()
   watchdog.cancel()
   _ = watched
+}
+
+/// Set when a pod reports its first discard by a shutdown: the shutdown has begun.
+final class ShutdownBegan: PodObserver {
+  let began = OneShot()
+  func pod(_ pod: Pod, didReport event: PodEvent) {
+    if case .discarded(_, _, .podShutDown) = event { began.set() }
+  }
 }

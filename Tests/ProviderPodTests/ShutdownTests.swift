@@ -9,30 +9,22 @@ struct ShutdownTests {
     let database = Provider(
       name: "database", onDiscard: { (db: Resource) in await db.close(log: log) }
     ) { _ in
-      let db = Resource("database")
-      log.noteBuilt(db)
-      return db
+      log.built("database")
     }
     let cache = Provider(
       name: "cache", onDiscard: { (cache: Resource) in await cache.close(log: log) }
     ) { pod in
-      let cache = Resource("cache", builtFrom: [pod.resolve(database)])
-      log.noteBuilt(cache)
-      return cache
+      log.built("cache", from: [pod.resolve(database)])
     }
     let session = Provider(
       scope: FlowScope(), name: "session", onDiscard: { (s: Resource) in await s.close(log: log) }
     ) { pod in
-      let session = Resource("session", builtFrom: [pod.resolve(cache), pod.resolve(database)])
-      log.noteBuilt(session)
-      return session
+      log.built("session", from: [pod.resolve(cache), pod.resolve(database)])
     }
     let request = Provider(
       scope: StepScope(), name: "request", onDiscard: { (r: Resource) in await r.close(log: log) }
     ) { pod in
-      let request = Resource("request", builtFrom: [pod.resolve(session)])
-      log.noteBuilt(request)
-      return request
+      log.built("request", from: [pod.resolve(session)])
     }
     let app = Pod()
     let flow = Pod(parent: app, scopes: [FlowScope()])
@@ -152,17 +144,13 @@ struct ShutdownOrderTests {
         db.closeNow(log: log)
       }
     ) { _ in
-      let db = Resource("database")
-      log.noteBuilt(db)
-      return db
+      log.built("database")
     }
     let session = Provider(
       name: "session",
       onDiscard: { (session: Resource) in await session.close(log: log) }
     ) { pod in
-      let session = Resource("session", builtFrom: [pod.resolve(database)])
-      log.noteBuilt(session)
-      return session
+      log.built("session", from: [pod.resolve(database)])
     }
     var pod: Pod? = Pod()
     _ = pod?.resolve(session)
