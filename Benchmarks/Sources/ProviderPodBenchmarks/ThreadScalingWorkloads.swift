@@ -115,6 +115,14 @@ func threadScalingCases() -> [ThreadCase] {
       loop { handleRequest(in: app) }
     },
     ThreadCase(
+      title: "ProviderPod, a child pod per request, each thread its own app pod (no tree shared)",
+      library: "ProviderPod", chunk: 16
+    ) {
+      let ownApp = Pod()
+      _ = handleRequest(in: ownApp)
+      return loop { handleRequest(in: ownApp) }
+    },
+    ThreadCase(
       title: "a request by hand (a dictionary per request, the app's in a `Mutex` dictionary)",
       library: "Mutex dictionary", chunk: 64
     ) {

@@ -88,8 +88,11 @@ let onlyLibrary = option("--library")
 /// `--threads 1,2,16`: the thread counts of the thread-scaling section (default 1, 2 and every
 /// core); `--scaling` runs that section alone, without the table.
 let threadCounts = scalingThreadCounts(option("--threads"))
+/// `--case "per request"`: only the scaling rows whose title contains it (for profiling).
+let onlyCase = option("--case")
 @MainActor func runScalingSection() {
   let cases = threadScalingCases().filter { onlyLibrary == nil || $0.library == onlyLibrary }
+    .filter { onlyCase == nil || $0.title.contains(onlyCase!) }
   runThreadScaling(cases, threadCounts: threadCounts, effort: effort)
 }
 if arguments.contains("--scaling") {

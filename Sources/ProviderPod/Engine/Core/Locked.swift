@@ -42,7 +42,13 @@ final class Locked<State>: @unchecked Sendable {
     #else
       lock = .allocate(capacity: 1)
       lock.initialize(to: pthread_mutex_t())
-      let status = pthread_mutex_init(lock, nil)
+      var attributes = pthread_mutexattr_t()
+      pthread_mutexattr_init(&attributes)
+      defer { pthread_mutexattr_destroy(&attributes) }
+      #if canImport(Glibc)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+      #endif
+      let status = pthread_mutex_init(lock, &attributes)
       if status != 0 { lockFailed("pthread_mutex_init", error: status) }
     #endif
   }
