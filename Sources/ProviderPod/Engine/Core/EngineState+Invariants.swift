@@ -206,6 +206,13 @@ extension Pod {
     let pod = engine.pod
     return engine.state.withLock { _ in pod.children.count }
   }
+
+  /// Whether the pod is among its parent's children yet: a child joins at its first use,
+  /// and `childCount` counts only those that have (a child never used holds nothing).
+  var hasJoinedTree: Bool {
+    let pod = engine.pod
+    return engine.state.withLock { _ in pod.isJoined }
+  }
 }
 
 extension Pod {

@@ -61,6 +61,12 @@ final class PodRecord {
   @exclusivity(unchecked) var children = [SlotID: Unowned]()
   /// False once the pod is gone or shut down: builds still running then cache nothing in it.
   @exclusivity(unchecked) var isAlive = true
+  /// Whether the pod is listed among its parent's children (always, for a root). A child
+  /// joins at its first locked operation (`EngineState.join`), not when it is made: until
+  /// then it holds nothing a walk from its parent could find, and a request's pod that is
+  /// made and let go of unused never takes the lock. Written only under the lock and never
+  /// reset; read without it only by the pod going away (see `PodEngine.shutDown`).
+  @exclusivity(unchecked) var isJoined: Bool
   /// The shutdown that ended this pod's life, its own or an ancestor's; nil until one begins.
   @exclusivity(unchecked) var shutdown: ShutdownProgress?
   /// How many slots the table may hold before the next sweep for slots of providers that are
@@ -81,6 +87,7 @@ final class PodRecord {
     self.ownedScopes = ownedScopes
     self.observer = observer
     self.hasObserver = observer != nil
+    self.isJoined = parent == nil
   }
 
   /// The pod's identity among its parent's children, hashed cheaply (a server makes and
