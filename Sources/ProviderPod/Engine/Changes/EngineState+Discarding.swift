@@ -87,7 +87,7 @@ extension EngineState {
   mutating func release(_ pod: PodRecord) -> ReleasedPod {
     pod.isAlive = false
     if pod === root { noteRootOverrides() }
-    pod.parent?.children[pod.id] = nil
+    pod.removeFromParent()
     var result = ReleasedPod()
     var hasDisposals = false
     for slot in pod.slots.values {

@@ -86,7 +86,7 @@ struct EngineState {
       child.isAlive = false
       return
     }
-    child.parent?.children[child.id] = PodRecord.Unowned(record: child)
+    child.addToParent()
   }
 
   /// Forgets a wait once the thread that waited is awake.

@@ -56,9 +56,14 @@ final class PodRecord {
   /// How often each scope has been cleared: a build that began before a clear of its scope
   /// is stale, without the clear having to find every running build.
   @exclusivity(unchecked) var scopeEpochs = [ScopeKey: Int]()
-  /// The live child pods. Not owned: a parent does not keep its children alive, and a child
-  /// removes itself here when it goes away.
-  @exclusivity(unchecked) var children = [SlotID: Unowned]()
+  /// The live child pods that have joined the tree, as a list through their siblings (see
+  /// `PodRecord+Children.swift`): a request's pod joins and leaves by relinking its
+  /// neighbours, with no table to hash into. Each child removes itself when it goes away or
+  /// is shut down, and its `Pod` going away always does that first, so the list never keeps
+  /// a child's tables past its pod.
+  @exclusivity(unchecked) var firstChild: PodRecord?
+  @exclusivity(unchecked) var nextSibling: PodRecord?
+  @exclusivity(unchecked) var previousSibling: PodRecord?
   /// False once the pod is gone or shut down: builds still running then cache nothing in it.
   @exclusivity(unchecked) var isAlive = true
   /// Whether the pod is listed among its parent's children (always, for a root). A child
@@ -76,10 +81,6 @@ final class PodRecord {
   /// notice a provider made again by the same expression (see `Lookalikes.swift`).
   @exclusivity(unchecked) var lookalikes = LookalikeIndex()
 
-  struct Unowned {
-    unowned let record: PodRecord
-  }
-
   init(parent: PodRecord?, ownedScopes: [ScopeKey], observer: (any PodObserver)?) {
     self.parent = parent
     self.gate = parent?.gate ?? ThreadBuildGate.make()
@@ -89,10 +90,6 @@ final class PodRecord {
     self.hasObserver = observer != nil
     self.isJoined = parent == nil
   }
-
-  /// The pod's identity among its parent's children, hashed cheaply (a server makes and
-  /// drops a child per request).
-  var id: SlotID { SlotID(address: UInt(bitPattern: ObjectIdentifier(self))) }
 
   /// Whether this pod is `other` or one of its ancestors.
   func isAncestor(ofOrSameAs other: PodRecord) -> Bool {
@@ -109,7 +106,11 @@ final class PodRecord {
     var result: [PodRecord] = [self]
     var index = 0
     while index < result.count {
-      result.append(contentsOf: result[index].children.values.map(\.record))
+      var child = result[index].firstChild
+      while let next = child {
+        result.append(next)
+        child = next.nextSibling
+      }
       index += 1
     }
     return result
