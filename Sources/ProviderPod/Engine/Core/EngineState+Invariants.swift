@@ -212,7 +212,8 @@ extension Pod {
     #endif
   }
 
-  /// How many child pods this pod has alive, for tests that children leave nothing behind.
+  /// How many child pods this pod has alive and listed (those used at least once), for tests
+  /// that children leave nothing behind.
   var childCount: Int {
     let pod = engine.pod
     return engine.state.withLock { _ in pod.children.count }
