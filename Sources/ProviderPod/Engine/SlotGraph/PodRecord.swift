@@ -6,9 +6,11 @@
 /// new pod with 100 dependencies 11% more). Access is exclusive all the same, because every
 /// field is read and written only while holding the tree's lock (one `Locked<EngineState>` per
 /// tree), by `EngineState`'s methods and by closures passed to `withLock`; none of them calls
-/// user code or hands out an `inout` access that outlives the call. `PodRecord.owner` is the
-/// one field read without the lock, and it is written once, by the pod's initializer, before
-/// anything else can reach the record.
+/// user code or hands out an `inout` access that outlives the call. Two fields are read
+/// without the lock: `PodRecord.owner`, written once, by the pod's initializer, before anything
+/// else can reach the record; and `PodRecord.isJoined`, read by the pod's own deinit, after
+/// every thread that could have written it (under the lock) has let go of the pod (see
+/// `PodEngine.shutDown`).
 
 /// One pod's tables inside its tree's engine state: the pod's cached instances, overrides and
 /// scope bookkeeping, and where it sits among its parent and children.
