@@ -91,6 +91,27 @@ final class PodRecord {
     self.observer = observer
     self.hasObserver = observer != nil
     self.isJoined = parent == nil
+    // A child's first tables are copied here, before the record is shared, rather than by
+    // its first insert, under the tree's lock that the app's pod and every other request
+    // wait on: the slot table of any child (a resolve through it links or builds there), and
+    // the scope lists of one that owns scopes (what it builds in them is listed).
+    guard parent != nil else { return }
+    slots = EmptyTables.slots.value
+    Self.copyStorage(of: &slots, probing: ProviderKey(address: 0))
+    if let owned = ownedScopes.first {
+      scopeMembers = EmptyTables.scopeMembers.value
+      Self.copyStorage(of: &scopeMembers, probing: owned)
+    }
+  }
+
+  /// Gives `table` storage of its own, copied from the storage it shares, leaving it empty.
+  /// Through an access to `key`'s value, which makes the storage unique as an insert would,
+  /// in code specialised for the table's types; `reserveCapacity` runs unspecialised and
+  /// cost four times as much.
+  @inline(__always)
+  private static func copyStorage<Key, Value>(of table: inout [Key: Value], probing key: Key) {
+    var nothing: Value? = nil
+    swap(&table[key], &nothing)
   }
 
   /// Whether this pod is `other` or one of its ancestors.
