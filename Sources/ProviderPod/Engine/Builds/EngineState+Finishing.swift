@@ -24,7 +24,7 @@ extension EngineState {
   /// it was built from. An instance first built through a child that turned out to need
   /// nothing of the child's is so shared with the child's parent and siblings.
   mutating func finish(
-    _ frame: inout Frame, entry: CacheEntry?, caller: Frame?, reporting: Bool,
+    _ frame: inout Frame, entry: consuming CacheEntry?, caller: Frame?, reporting: Bool,
     events: inout [ReportedEvent], released: inout [AnyObject]
   ) -> DispatchGroup? {
     runningBuilds -= 1
@@ -78,7 +78,8 @@ extension EngineState {
           for dependency in dependencies { addDependent(homeSlot, on: dependency) }
           dropDependent(slot, from: dependencies, released: &released)
         }
-        if var entry {
+        // Moved in, not copied: a copy retained everything the entry holds, under the lock.
+        if var entry = consume entry {
           entry.dependencies = dependencies
           _ = removeEntry(of: homeSlot, released: &released)
           if homeSlot.isPublished { homeSlot.unpublish() }

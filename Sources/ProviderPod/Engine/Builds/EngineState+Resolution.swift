@@ -38,6 +38,7 @@ extension EngineState {
     callerUnknown: Bool = false, asyncBuild: AnyAsyncBuild? = nil, treeID: ObjectIdentifier,
     reporting: Bool, events: inout [ReportedEvent], released: inout [AnyObject]
   ) -> ResolveStep {
+    join(pod)
     let key = provider.key
     // Thread builds are not counted: the thread's own stack tells.
     if callerUnknown, runningBuilds > 0 || ThreadRecord.isBuilding {

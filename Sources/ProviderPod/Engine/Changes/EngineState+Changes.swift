@@ -15,7 +15,7 @@ extension EngineState {
           for slot in cleared { slot.memberIndex = -1 }
           if members.isEmpty { members = cleared } else { members.append(contentsOf: cleared) }
         }
-        pending.append(contentsOf: next.children.values.map(\.record))
+        pending.append(contentsOf: next.children)
       }
     }
     discard(members, reason: .scopeCleared, into: &after)
@@ -56,7 +56,7 @@ extension EngineState {
       result.append(
         contentsOf: overriddenMembers.isEmpty
           ? slots : slots.filter { !overriddenMembers.contains($0.key) })
-      pending.append(contentsOf: next.children.values.map { ($0.record, overriddenMembers) })
+      pending.append(contentsOf: next.children.map { ($0, overriddenMembers) })
     }
     guard pod.parent != nil else { return result }
     // Follow "built from" out of the ancestors' instances, keeping what lives in this pod or

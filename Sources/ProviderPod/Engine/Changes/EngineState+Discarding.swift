@@ -69,8 +69,12 @@ extension EngineState {
   /// What a pod going away leaves to release once the lock is dropped: its tables whole, so
   /// that nothing it held is freed (and no deinit runs) under the lock.
   struct ReleasedPod {
-    var slots: [ProviderKey: Slot] = [:]
-    var overrides: [ProviderKey: OverrideRecord] = [:]
+    var slots = [ProviderKey: Slot]()
+    var overrides = [ProviderKey: OverrideRecord]()
+    /// The pod's other tables, freed after the lock too: freeing a table costs more than
+    /// everything else `release` does for a request's pod.
+    var scopeMembers = [ScopeKey: [Slot]]()
+    var familySlots = [ProviderKey: Set<ProviderKey>]()
     var objects: [AnyObject] = []
     /// The instances with hooks, dependents first.
     var disposals: [CacheEntry] = []
@@ -83,7 +87,7 @@ extension EngineState {
   mutating func release(_ pod: PodRecord) -> ReleasedPod {
     pod.isAlive = false
     if pod === root { noteRootOverrides() }
-    pod.parent?.children[pod.id] = nil
+    pod.removeFromParent()
     var result = ReleasedPod()
     var hasDisposals = false
     for slot in pod.slots.values {
@@ -117,8 +121,8 @@ extension EngineState {
     // them.
     swap(&result.slots, &pod.slots)
     swap(&result.overrides, &pod.overrides)
-    pod.scopeMembers = [:]
-    pod.familySlots = [:]
+    swap(&result.scopeMembers, &pod.scopeMembers)
+    swap(&result.familySlots, &pod.familySlots)
     if pod.parent == nil {
       result.objects.append(contentsOf: spareFrames)
       spareFrames = []

@@ -8,7 +8,9 @@ extension PodEngine {
     isolation: (any Actor)?, _ body: (inout EngineState, inout EngineState.Aftermath) -> Void
   ) {
     var after = EngineState.Aftermath()
+    let pod = self.pod
     state.withLock {
+      $0.join(pod)
       body(&$0, &after)
       $0.noticeChange(into: &after)
       $0.checkInvariantsInDebugBuilds()
@@ -64,7 +66,10 @@ extension PodEngine {
     // Weak instances are held while the graph is made, and let go after the lock.
     var held: [AnyObject] = []
     let pod = self.pod
-    let graph = state.withLock { $0.dependencyGraph(of: pod, holding: &held) }
+    let graph = state.withLock {
+      $0.join(pod)
+      return $0.dependencyGraph(of: pod, holding: &held)
+    }
     withExtendedLifetime(held) {}
     return graph
   }
@@ -74,6 +79,12 @@ extension PodEngine {
   /// its parent.
   func shutDown() {
     let pod = self.pod
+    // A child that never joined its tree holds nothing and nothing holds it: its own tables
+    // are all there is, freed with it. Read without the lock: only the pod's own users write
+    // it (under the lock), and they have all let go of the pod before this runs, which orders
+    // their writes before this read as it orders any object's last use before its deinit. A
+    // build's context, which keeps the engine past the pod, exists only once the pod joined.
+    guard pod.isJoined else { return }
     let (released, wakeUps) = state.withLock {
       let result = ($0.release(pod), $0.endWatchers(of: pod))
       $0.checkInvariantsInDebugBuilds()

@@ -82,8 +82,19 @@ extension EngineState {
     }
     for pod in pods {
       if !pod.isAlive { problems.append("a released pod is still in the tree") }
-      for child in pod.children.values where child.record.parent !== pod {
+      for child in pod.children where child.parent !== pod {
         problems.append("a child pod listed under another parent")
+      }
+      if pod.firstChild?.previousSibling != nil {
+        problems.append("a pod's first child has a sibling before it")
+      }
+      var child = pod.firstChild
+      while let current = child {
+        if let next = current.nextSibling, next.previousSibling !== current {
+          problems.append("a child pod's next sibling does not lead back to it")
+        }
+        if !current.isJoined { problems.append("a child pod listed before it joined") }
+        child = current.nextSibling
       }
       for (key, slot) in pod.slots {
         let name = slot.info.name
@@ -201,10 +212,18 @@ extension Pod {
     #endif
   }
 
-  /// How many child pods this pod has alive, for tests that children leave nothing behind.
+  /// How many child pods this pod has alive and listed (those used at least once), for tests
+  /// that children leave nothing behind.
   var childCount: Int {
     let pod = engine.pod
     return engine.state.withLock { _ in pod.children.count }
+  }
+
+  /// Whether the pod is among its parent's children yet: a child joins at its first use,
+  /// and `childCount` counts only those that have (a child never used holds nothing).
+  var hasJoinedTree: Bool {
+    let pod = engine.pod
+    return engine.state.withLock { _ in pod.isJoined }
   }
 }
 

@@ -52,14 +52,18 @@ final class PodEngine {
     threadBuildGate = parent.threadBuildGate
     isObserved = observer != nil || parent.isObserved
     mayBuildOnThread = false
-    let child = pod
-    parent.state.withLock { $0.adopt(child) }
+    // Not listed among the parent's children yet: it joins at its first use, under the lock
+    // that use takes anyway (`EngineState.join`).
   }
 
-  /// Whether the pod is still there (read under the lock).
+  /// Whether the pod is still there (read under the lock): not once it or an ancestor was
+  /// shut down, which a child reads as it joins.
   var isAlive: Bool {
     let pod = self.pod
-    return state.withLock { _ in pod.isAlive }
+    return state.withLock {
+      $0.join(pod)
+      return pod.isAlive
+    }
   }
 
   /// Frames of every pod in the tree carry this, to be found on the thread that runs them:

@@ -125,7 +125,8 @@ struct PodOperations {
   /// Watches the pod's instances of the provider. The sequence resolves later, from wherever
   /// it is iterated, so it never resolves from the caller's build, and records nothing in it.
   func instances<Value>(of provider: Provider<Value>) -> ProviderInstances<Value, Never> {
-    ProviderInstances(engine: engine, info: provider.info) { engine in
+    joinForSequence()
+    return ProviderInstances(engine: engine, info: provider.info) { engine in
       engine.resolve(provider, from: nil)
     }
   }
@@ -133,9 +134,20 @@ struct PodOperations {
   func instances<Value: Sendable>(
     of provider: AsyncProvider<Value>
   ) -> ProviderInstances<Value, any Error> {
-    ProviderInstances(engine: engine, info: provider.info) { engine in
+    joinForSequence()
+    return ProviderInstances(engine: engine, info: provider.info) { engine in
       try await engine.resolve(provider, from: nil)
     }
+  }
+
+  /// A sequence keeps the engine, not the pod, and may watch after the pod has gone: a pod
+  /// that had not joined its tree by then went without the lock, and a watch joining it later
+  /// would list a pod that is gone. So the pod joins now, while its caller holds it. A build's
+  /// pod has joined already.
+  private func joinForSequence() {
+    guard caller == nil else { return }
+    let pod = engine.pod
+    engine.state.withLock { $0.join(pod) }
   }
 }
 

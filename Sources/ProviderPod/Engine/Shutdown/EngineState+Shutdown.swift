@@ -48,7 +48,7 @@ extension EngineState {
     for member in pods {
       member.shutdown = progress
       member.isAlive = false
-      member.parent?.children[member.id] = nil
+      member.removeFromParent()
       after.wakeUps.append(contentsOf: endWatchers(of: member))
     }
     if pod === root { noteRootOverrides() }

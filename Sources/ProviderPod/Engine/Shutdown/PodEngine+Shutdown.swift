@@ -5,6 +5,7 @@ extension PodEngine {
     let progress = ShutdownProgress()
     var after = EngineState.Aftermath()
     let start = state.withLock {
+      $0.join(pod)
       let start = $0.beginShutdown(of: pod, progress: progress, into: &after)
       $0.checkInvariantsInDebugBuilds()
       return start

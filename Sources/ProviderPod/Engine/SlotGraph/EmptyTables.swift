@@ -6,8 +6,9 @@
 /// that already has storage runs code specialised here, with the type at hand: a request's
 /// pod, which fills one of each, costs about 900 instructions less.
 ///
-/// Never written: a pod's first insert finds the storage shared and copies it, so threads
-/// share only the immutable template.
+/// Never written: a root pod's first insert finds the storage shared and copies it, and a
+/// child pod copies it as it is made (see `PodRecord.init`), so threads share only the
+/// immutable template.
 enum EmptyTables {
   static let slots = UncheckedSendable(value: [ProviderKey: Slot](minimumCapacity: 4))
   static let scopeMembers = UncheckedSendable(value: [ScopeKey: [Slot]](minimumCapacity: 2))

@@ -6,9 +6,11 @@
 /// new pod with 100 dependencies 11% more). Access is exclusive all the same, because every
 /// field is read and written only while holding the tree's lock (one `Locked<EngineState>` per
 /// tree), by `EngineState`'s methods and by closures passed to `withLock`; none of them calls
-/// user code or hands out an `inout` access that outlives the call. `PodRecord.owner` is the
-/// one field read without the lock, and it is written once, by the pod's initializer, before
-/// anything else can reach the record.
+/// user code or hands out an `inout` access that outlives the call. Two fields are read
+/// without the lock: `PodRecord.owner`, written once, by the pod's initializer, before anything
+/// else can reach the record; and `PodRecord.isJoined`, read by the pod's own deinit, after
+/// every thread that could have written it (under the lock) has let go of the pod (see
+/// `PodEngine.shutDown`).
 
 /// One pod's tables inside its tree's engine state: the pod's cached instances, overrides and
 /// scope bookkeeping, and where it sits among its parent and children.
@@ -56,11 +58,22 @@ final class PodRecord {
   /// How often each scope has been cleared: a build that began before a clear of its scope
   /// is stale, without the clear having to find every running build.
   @exclusivity(unchecked) var scopeEpochs = [ScopeKey: Int]()
-  /// The live child pods. Not owned: a parent does not keep its children alive, and a child
-  /// removes itself here when it goes away.
-  @exclusivity(unchecked) var children = [SlotID: Unowned]()
+  /// The live child pods that have joined the tree, as a list through their siblings (see
+  /// `PodRecord+Children.swift`): a request's pod joins and leaves by relinking its
+  /// neighbours, with no table to hash into. Each child removes itself when it goes away or
+  /// is shut down, and its `Pod` going away always does that first, so the list never keeps
+  /// a child's tables past its pod.
+  @exclusivity(unchecked) var firstChild: PodRecord?
+  @exclusivity(unchecked) var nextSibling: PodRecord?
+  @exclusivity(unchecked) var previousSibling: PodRecord?
   /// False once the pod is gone or shut down: builds still running then cache nothing in it.
   @exclusivity(unchecked) var isAlive = true
+  /// Whether the pod is listed among its parent's children (always, for a root). A child
+  /// joins at its first locked operation (`EngineState.join`), not when it is made: until
+  /// then it holds nothing a walk from its parent could find, and a request's pod that is
+  /// made and let go of unused never takes the lock. Written only under the lock and never
+  /// reset; read without it only by the pod going away (see `PodEngine.shutDown`).
+  @exclusivity(unchecked) var isJoined: Bool
   /// The shutdown that ended this pod's life, its own or an ancestor's; nil until one begins.
   @exclusivity(unchecked) var shutdown: ShutdownProgress?
   /// How many slots the table may hold before the next sweep for slots of providers that are
@@ -70,10 +83,6 @@ final class PodRecord {
   /// notice a provider made again by the same expression (see `Lookalikes.swift`).
   @exclusivity(unchecked) var lookalikes = LookalikeIndex()
 
-  struct Unowned {
-    unowned let record: PodRecord
-  }
-
   init(parent: PodRecord?, ownedScopes: [ScopeKey], observer: (any PodObserver)?) {
     self.parent = parent
     self.gate = parent?.gate ?? ThreadBuildGate.make()
@@ -81,11 +90,29 @@ final class PodRecord {
     self.ownedScopes = ownedScopes
     self.observer = observer
     self.hasObserver = observer != nil
+    self.isJoined = parent == nil
+    // A child's first tables are copied here, before the record is shared, rather than by
+    // its first insert, under the tree's lock that the app's pod and every other request
+    // wait on: the slot table of any child (a resolve through it links or builds there), and
+    // the scope lists of one that owns scopes (what it builds in them is listed).
+    guard parent != nil else { return }
+    slots = EmptyTables.slots.value
+    Self.copyStorage(of: &slots, probing: ProviderKey(address: 0))
+    if let owned = ownedScopes.first {
+      scopeMembers = EmptyTables.scopeMembers.value
+      Self.copyStorage(of: &scopeMembers, probing: owned)
+    }
   }
 
-  /// The pod's identity among its parent's children, hashed cheaply (a server makes and
-  /// drops a child per request).
-  var id: SlotID { SlotID(address: UInt(bitPattern: ObjectIdentifier(self))) }
+  /// Gives `table` storage of its own, copied from the storage it shares, leaving it empty.
+  /// Through an access to `key`'s value, which makes the storage unique as an insert would,
+  /// in code specialised for the table's types; `reserveCapacity` runs unspecialised and
+  /// cost four times as much.
+  @inline(__always)
+  private static func copyStorage<Key, Value>(of table: inout [Key: Value], probing key: Key) {
+    var nothing: Value? = nil
+    swap(&table[key], &nothing)
+  }
 
   /// Whether this pod is `other` or one of its ancestors.
   func isAncestor(ofOrSameAs other: PodRecord) -> Bool {
@@ -102,7 +129,11 @@ final class PodRecord {
     var result: [PodRecord] = [self]
     var index = 0
     while index < result.count {
-      result.append(contentsOf: result[index].children.values.map(\.record))
+      var child = result[index].firstChild
+      while let next = child {
+        result.append(next)
+        child = next.nextSibling
+      }
       index += 1
     }
     return result

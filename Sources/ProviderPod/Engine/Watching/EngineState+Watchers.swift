@@ -80,6 +80,8 @@ extension EngineState {
   /// Registers an iterator's watch, so that changes mark it. Returns the id the iterator
   /// passes back; nothing is left to do after the lock.
   mutating func addInstanceWatch(_ watch: InstanceWatch) -> Int {
+    // The pod's shutdown, or its going away, ends the watch: it must be where they look.
+    join(watch.pod)
     let id = watchers.takeID()
     watchers.instances[id] = watch
     return id
