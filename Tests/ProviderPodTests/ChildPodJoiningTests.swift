@@ -79,6 +79,33 @@ struct ChildPodJoiningTests {
     #expect(root.invariantViolations == [])
   }
 
+  @Test(
+    "a pod the app let go of before using it lives on through its child, joins with the child's first use, and leaves with it"
+  )
+  func unusedParentKeptByItsChild() {
+    let root = Pod()
+    let log = DisposalLog()
+    let step = Provider(scope: StepScope(), name: "step", onDiscard: log.record) { _ in
+      Instance("step", serial: 0)
+    }
+    do {
+      var window: Pod? = Pod(parent: root, scopes: [StepScope()])
+      let page = Pod(parent: window!)
+      window = nil
+      #expect(root.childCount == 0)
+      // The page keeps its parent: the window's pod owns the scope, so the instance is the
+      // window's, and the window is listed where the root's changes find it.
+      _ = page.resolve(step)
+      #expect(root.childCount == 1)
+      #expect(page.parent?.childCount == 1)
+      #expect(root.invariantViolations == [])
+      #expect(log.take() == [])
+    }
+    #expect(root.childCount == 0)
+    #expect(log.take() == ["step#0"])
+    #expect(root.invariantViolations == [])
+  }
+
   @Test("a child made before its parent's shutdown and first used after it stops the program")
   func firstUseAfterParentShutdownStops() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
