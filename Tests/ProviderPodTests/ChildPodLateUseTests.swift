@@ -194,4 +194,28 @@ struct ChildPodLateUseTests {
     #expect(root.childCount == 0)
     #expect(root.invariantViolations == [])
   }
+
+  @Test("a child made and used inside a builder of its parent, and gone before it returns")
+  func childInsideParentsBuilder() {
+    let holder = PodHolder()
+    holder.pod = Pod()
+    let step = instanceProvider("step", scope: StepScope())
+    let shared = instanceProvider("shared")
+    let records = WeakList()
+    let summary = Provider(name: "summary") { context in
+      let request = Pod(parent: holder.pod, scopes: [StepScope()])
+      records.add(request.engine.pod)
+      // Nested in this build: what the child's instance was built from is recorded here too.
+      let made = request.resolve(step)
+      return Instance("summary", serial: 0, dependencies: [made, context.resolve(shared)])
+    }
+    let app = holder.pod!
+    _ = app.resolve(summary)
+    #expect(records.liveCount == 0)
+    #expect(app.childCount == 0)
+    #expect(app.invariantViolations == [])
+    app.clearCachedInstance(of: shared)
+    #expect(app.resolve(summary).dependencies.count == 2)
+    #expect(app.invariantViolations == [])
+  }
 }
