@@ -218,4 +218,50 @@ struct ChildPodLateUseTests {
     #expect(app.resolve(summary).dependencies.count == 2)
     #expect(app.invariantViolations == [])
   }
+
+  @Test("a sequence of a child's instances made after its parent's shutdown ends at once")
+  func sequenceMadeAfterParentShutdown() async throws {
+    let session = instanceProvider("session", scope: FlowScope())
+    let parent = Pod()
+    let child = Pod(parent: parent, scopes: [FlowScope()])
+    try await parent.shutdown()
+    var instances = child.instances(of: session).makeAsyncIterator()
+    #expect(await instances.next() == nil)
+    #expect(parent.childCount == 0)
+  }
+
+  @Test("a sequence of a late child's instances sees its parent's overrides from the start")
+  func sequenceOfLateChildSeesParentOverrides() async {
+    let parent = Pod()
+    let config = instanceProvider("config")
+    let child = Pod(parent: parent, scopes: [StepScope()])
+    parent.overrideProvider(config) { _ in Instance("first", serial: 0) }
+    var instances = child.instances(of: config).makeAsyncIterator()
+    #expect(await instances.next()?.label == "first")
+    parent.overrideProvider(config) { _ in Instance("second", serial: 0) }
+    #expect(await instances.next()?.label == "second")
+  }
+
+  @Test("family members a child owned go with it, while the parent clears the family")
+  func familyMembersOfGoneChild() {
+    let parent = Pod()
+    let log = DisposalLog()
+    let item = ProviderFamily<Int, Instance>(
+      scope: StepScope(), name: "item", onDiscard: log.record
+    ) { _, index in Instance("item", serial: index) }
+    do {
+      let children = (0..<3).map { _ in Pod(parent: parent, scopes: [StepScope()]) }
+      for (offset, child) in children.enumerated() {
+        for index in 0..<3 { _ = child.resolve(item(offset * 10 + index)) }
+      }
+      parent.clearCachedInstances(of: item)
+      #expect(log.take() == [])
+      children[1].clearCachedInstances(of: item)
+      #expect(log.take().sorted() == ["item#10", "item#11", "item#12"])
+    }
+    #expect(log.take().count == 6)
+    parent.clearCachedInstances(of: item)
+    #expect(parent.childCount == 0)
+    #expect(parent.invariantViolations == [])
+  }
 }
