@@ -241,4 +241,32 @@ struct ChildPodJoiningOrderTests {
     app.clearCachedInstance(of: config)
     #expect(live.value == 0)
   }
+
+  @Test("a child first used on a thread and let go of last on another, with no lock between")
+  func lastReferenceOnAnotherThread() {
+    let app = Pod()
+    let step = instanceProvider("step", scope: StepScope())
+    let records = WeakList()
+    var threads: [DispatchSemaphore] = []
+    // The thread that used the child and the one that made it let go of it with nothing
+    // ordering the two but the child's reference count: the pod's going away reads whether
+    // it joined, which the other thread wrote, on whichever thread lets go last.
+    for round in 0..<400 {
+      var child: Pod? = Pod(parent: app, scopes: [StepScope()])
+      records.add(child!.engine.pod)
+      threads.append(
+        startThread { [child] in
+          _ = child!.resolve(step)
+        })
+      // Varies which thread lets go last, without a lock that would order the two.
+      var spin = 0
+      for step in 0..<(round % 7) * 2_000 { spin &+= step }
+      #expect(spin >= 0)
+      child = nil
+    }
+    for done in threads { done.wait() }
+    #expect(app.childCount == 0)
+    #expect(app.invariantViolations == [])
+    #expect(records.liveCount == 0)
+  }
 }
