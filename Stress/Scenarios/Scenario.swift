@@ -15,6 +15,7 @@ let allScenarios: [Scenario] = [
   ExactOnce.scenario,
   StaleAfterChange.scenario,
   ChildPods.scenario,
+  LateJoiningChildren.scenario,
   WatchersAndAsync.scenario,
   ValueKinds.scenario,
   NestedThreadBuilds.scenario,
