@@ -80,10 +80,11 @@ extension PodEngine {
   func shutDown() {
     let pod = self.pod
     // A child that never joined its tree holds nothing and nothing holds it: its own tables
-    // are all there is, freed with it. Read without the lock: only the pod's own users write
-    // it (under the lock), and they have all let go of the pod before this runs, which orders
-    // their writes before this read as it orders any object's last use before its deinit. A
-    // build's context, which keeps the engine past the pod, exists only once the pod joined.
+    // are all there is, freed with it. Read without the lock: it is written (under the lock)
+    // only by uses of the pod itself or of its descendants, whose pods keep this one, so every
+    // writer has let go of it before this runs, which orders their writes before this read as
+    // it orders any object's last use before its deinit. A build's context or an instance
+    // sequence, which keep the engine past the pod, exist only once the pod joined.
     guard pod.isJoined else { return }
     let (released, wakeUps) = state.withLock {
       let result = ($0.release(pod), $0.endWatchers(of: pod))
