@@ -86,6 +86,8 @@ final class DisposalCounts: @unchecked Sendable {
     counts.withLock { $0[ObjectIdentifier(instance), default: (instance, 0)].count += 1 }
   }
   var duplicates: Int { counts.withLock { $0.values.filter { $0.count > 1 }.count } }
+  /// How many instances were handed to a hook: each is kept here, alive, from then on.
+  var distinct: Int { counts.withLock { $0.count } }
   func count(of instance: AnyObject) -> Int {
     counts.withLock { $0[ObjectIdentifier(instance)]?.count ?? 0 }
   }
