@@ -254,9 +254,16 @@ struct ChildPodJoiningOrderTests {
     for round in 0..<400 {
       var child: Pod? = Pod(parent: app, scopes: [StepScope()])
       records.add(child!.engine.pod)
+      // Handed over in a box the thread empties, so that its reference is gone when its body
+      // returns, before it signals: a captured one would live on in the thread's closure.
+      let handOff = Shared<Pod?>(child)
       threads.append(
-        startThread { [child] in
-          _ = child!.resolve(step)
+        startThread {
+          let pod = handOff.withLock { held in
+            defer { held = nil }
+            return held
+          }
+          _ = pod!.resolve(step)
         })
       // Varies which thread lets go last, without a lock that would order the two.
       var spin = 0
