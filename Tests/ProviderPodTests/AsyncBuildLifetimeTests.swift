@@ -11,7 +11,7 @@ private final class Signal: Sendable {
   func fire() { continuation.yield() }
   /// Waits for the next signal, or fails the test after `seconds` (a watchdog, not a delay:
   /// the expected signal normally arrives at once).
-  func next(within seconds: Int = 20) async -> Bool {
+  func next(within seconds: Int = 60) async -> Bool {
     let stream = self.stream
     return await withTaskGroup(of: Bool.self) { group in
       group.addTask {

@@ -38,7 +38,7 @@ extension AsyncStream where Element: Sendable {
   /// The next element; fails the test if none comes (a watchdog, not a delay: the element
   /// normally comes at once).
   func next(_ what: Comment) async -> Element? {
-    let element = await ProviderPodTests.next(of: self, within: 20)
+    let element = await ProviderPodTests.next(of: self, within: 60)
     if element == nil { Issue.record("timed out waiting for \(what)") }
     return element
   }
