@@ -143,9 +143,9 @@ struct PodOperations {
   /// A sequence keeps the engine, not the pod, and may watch after the pod has gone: a pod
   /// that had not joined its tree by then went without the lock, and a watch joining it later
   /// would list a pod that is gone. So the pod joins now, while its caller holds it. A build's
-  /// pod has joined already.
+  /// pod has joined already, and a root is joined from the start: neither takes the lock.
   private func joinForSequence() {
-    guard caller == nil else { return }
+    guard caller == nil, engine.pod.parent != nil else { return }
     let pod = engine.pod
     engine.state.withLock { $0.join(pod) }
   }

@@ -129,11 +129,7 @@ final class PodRecord {
     var result: [PodRecord] = [self]
     var index = 0
     while index < result.count {
-      var child = result[index].firstChild
-      while let next = child {
-        result.append(next)
-        child = next.nextSibling
-      }
+      result.append(contentsOf: result[index].children)
       index += 1
     }
     return result
