@@ -1,0 +1,167 @@
+/// The slot graph's own operations: a pod's slots made, swept and pruned, the "built from"
+/// records between slots in both directions, the one function that links a child's slot to its
+/// ancestor's, and taking an instance out of its slot with everything recorded about it. They
+/// touch slots and pods only, under the tree's lock.
+extension EngineState {
+  mutating func slot(
+    for info: ProviderInfo, in pod: PodRecord, released: inout [AnyObject]
+  ) -> Slot {
+    if let slot = pod.slots[info.key] { return slot }
+    return addSlot(for: info, in: pod, released: &released)
+  }
+
+  /// A new slot for a provider the pod has none for. The pod that gets the slot is the one
+  /// swept, whichever pod the resolve went through: a child's resolves make slots in its
+  /// ancestors, which may never be resolved through themselves.
+  mutating func addSlot(
+    for info: ProviderInfo, in pod: PodRecord, released: inout [AnyObject]
+  ) -> Slot {
+    if pod.slots.count >= pod.nextSlotSweep {
+      sweepSlotsOfGoneProviders(in: pod, released: &released)
+    }
+    let slot = Slot(info, in: pod)
+    // A request's child pod holds a few slots: room for them at once, not by three regrowths.
+    if pod.slots.capacity == 0 { pod.slots = EmptyTables.slots.value }
+    pod.slots[info.key] = slot
+    if let family = info.family { pod.familySlots[family.key, default: []].insert(info.key) }
+    return slot
+  }
+
+  /// Drops the kept, empty slots of providers that no longer exist: a provider made at run
+  /// time (in a loop, per screen) that a long-lived pod cached and then discarded would
+  /// otherwise leave its slot behind for the pod's life, since no resolve can reach it again.
+  /// Runs when the table has grown to twice its size after the last sweep, so it costs
+  /// amortised constant time per slot added; a pod whose providers are globals stops growing
+  /// and never sweeps. The slots go to `released`, to be freed after the lock.
+  mutating func sweepSlotsOfGoneProviders(in pod: PodRecord, released: inout [AnyObject]) {
+    var gone: [ProviderKey] = []
+    for (key, slot) in pod.slots where slot.isKept && slot.isUnused && slot.info.owner == nil {
+      gone.append(key)
+    }
+    for key in gone {
+      if let slot = pod.slots.removeValue(forKey: key) { released.append(slot) }
+    }
+    pod.nextSlotSweep = max(1_024, 2 * pod.slots.count)
+  }
+
+  /// Drops the slot once nothing is cached, built or recorded in it, unless the pod keeps it
+  /// (see `Slot`).
+  mutating func pruneIfUnused(_ slot: Slot, released: inout [AnyObject]) {
+    let pod = slot.pod
+    guard !slot.isKept, slot.isUnused, let index = pod.slots.index(forKey: slot.key),
+      pod.slots.values[index] === slot
+    else { return }
+    pod.slots.remove(at: index)
+    if let family = slot.info.family {
+      pod.familySlots[family.key]?.remove(slot.key)
+      if pod.familySlots[family.key]?.isEmpty == true { pod.familySlots[family.key] = nil }
+    }
+    released.append(slot)
+  }
+
+  /// Records that whatever `caller` is building depends on `slot`'s provider. A build that
+  /// was invalidated records nothing more: its result will not be cached.
+  mutating func recordDependency(on slot: Slot, from caller: Frame?) {
+    guard let owner = caller?.owner, owner.phase == .running, let dependent = owner.slot
+    else { return }
+    guard slot.recordedBy != owner.serial else { return }
+    slot.recordedBy = owner.serial
+    // Room for a few at once: the list is handed to the cached instance, so every build starts
+    // with none, and growing one by one allocated twice for two dependencies.
+    if owner.dependencies.capacity == 0 { owner.dependencies.reserveCapacity(4) }
+    owner.dependencies.append(slot)
+    addDependent(dependent, on: slot)
+  }
+
+  /// Records that whatever `caller` is building depends on `provider` in `pod`, where the
+  /// provider may have no slot yet. The slot is made only when the dependency is recorded: a
+  /// build that was invalidated records nothing, and an empty slot made for it would stay,
+  /// since only the "built from" records it was meant to hold prune it. A pod that went away
+  /// gets no slot either (the slot would keep its record alive, and the record the slot): a
+  /// build depending on it there is not cached.
+  mutating func recordDependency(
+    on provider: ProviderInfo, in pod: PodRecord, from caller: Frame?,
+    released: inout [AnyObject]
+  ) {
+    guard let owner = caller?.owner, owner.phase == .running else { return }
+    guard pod.isAlive else {
+      owner.invalidate()
+      return
+    }
+    recordDependency(on: slot(for: provider, in: pod, released: &released), from: caller)
+  }
+
+  func addDependent(_ dependent: Slot, on slot: Slot) {
+    slot.dependents.add(dependent)
+  }
+
+  /// Makes `link`, a child's slot, share `target`'s instance (an ancestor's): it holds a copy
+  /// of the entry for the child's cached reads and watchers, and counts among `target`'s
+  /// dependents, so discarding the ancestor's instance empties the link too. The one place a
+  /// link is made.
+  func link(_ link: Slot, to target: Slot) {
+    if link.isPublished { link.unpublish() }
+    link.entry = target.entry
+    link.linkTarget = target
+    addDependent(link, on: target)
+  }
+
+  /// Forgets one "built from" link of `dependent` on `slot`.
+  mutating func dropDependent(_ dependent: Slot, on slot: Slot, released: inout [AnyObject]) {
+    guard slot.dependents.removeOne(dependent) else { return }
+    if slot.dependents.isEmpty { pruneIfUnused(slot, released: &released) }
+  }
+
+  /// Forgets that `dependent` was built from each of `dependencies`.
+  mutating func dropDependent(
+    _ dependent: Slot, from dependencies: [Slot], released: inout [AnyObject]
+  ) {
+    for slot in dependencies { dropDependent(dependent, on: slot, released: &released) }
+  }
+
+  /// Takes the slot's cached instance out, with its bookkeeping, and drops the links other
+  /// pods keep to it; the slot itself is left for the caller to prune. Returns the instance
+  /// if the slot owned it (a link owns nothing).
+  @inline(__always)
+  mutating func removeEntry(of slot: Slot, released: inout [AnyObject]) -> CacheEntry? {
+    // Before the entry is read: with a call between the read and the write, the entry would be
+    // copied (three retains and releases) rather than moved out.
+    if slot.isPublished { slot.unpublish() }
+    guard let entry = slot.entry else { return nil }
+    slot.entry = nil
+    // Most discarded instances are leaves of no scope list (a clear took the list whole),
+    // built from nothing and linked to nothing.
+    if slot.linkTarget == nil, slot.memberIndex < 0, entry.dependencies.isEmpty,
+      slot.dependents.isEmpty
+    {
+      released.append(entry.holder)
+      return entry
+    }
+    return removeLinkedEntry(entry, of: slot, released: &released)
+  }
+
+  /// The rest of `removeEntry`, for an instance with links, memberships or "built from"
+  /// records to undo.
+  private mutating func removeLinkedEntry(
+    _ entry: CacheEntry, of slot: Slot, released: inout [AnyObject]
+  ) -> CacheEntry? {
+    if let target = slot.linkTarget {
+      slot.linkTarget = nil
+      dropDependent(slot, on: target, released: &released)
+      return nil
+    }
+    if slot.memberIndex >= 0 { slot.pod.removeMember(slot, of: entry.scope.key) }
+    if !entry.dependencies.isEmpty {
+      dropDependent(slot, from: entry.dependencies, released: &released)
+    }
+    // Most instances have no dependents: no iterator for an empty list.
+    if !slot.dependents.isEmpty {
+      for dependent in slot.dependents where dependent.slot.linkTarget === slot {
+        _ = removeEntry(of: dependent.slot, released: &released)
+        pruneIfUnused(dependent.slot, released: &released)
+      }
+    }
+    released.append(entry.holder)
+    return entry
+  }
+}
