@@ -56,6 +56,7 @@ func threadScalingCases() -> [ThreadCase] {
   let app = Pod()
   _ = app.resolve(threadedSingleton)
   _ = handleRequest(in: app)
+  _ = handleSelfContainedRequest(in: app)
 
   let dictionary = MutexContainer()
   let key = ObjectIdentifier(Key.self)
@@ -113,6 +114,13 @@ func threadScalingCases() -> [ThreadCase] {
       library: "ProviderPod", chunk: 16
     ) {
       loop { handleRequest(in: app) }
+    },
+    ThreadCase(
+      title:
+        "ProviderPod, a child pod per request, its handler built from nothing of the app's (three trips through the lock, nothing recorded in the app's slots)",
+      library: "ProviderPod", chunk: 16
+    ) {
+      loop { handleSelfContainedRequest(in: app) }
     },
     ThreadCase(
       title: "ProviderPod, a child pod per request, each thread its own app pod (no tree shared)",
