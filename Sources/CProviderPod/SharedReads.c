@@ -55,6 +55,13 @@ typedef struct pp_reader {
   _Atomic(pp_tree_words *_Nullable) tree;
   _Atomic(bool) in_use;
   struct pp_reader *_Nullable next;
+  /// The tree whose lock the thread holds shared, null outside a shared section (see
+  /// "Shared sections" below).
+  _Atomic(pp_tree_words *_Nullable) shared;
+  /// Which record this is, for the serials of builds begun in shared sections; never reused.
+  uintptr_t number;
+  /// Serials this record has handed out; only its thread touches it.
+  uintptr_t serials;
 } pp_reader;
 
 enum { reader_line = 64 };
@@ -63,6 +70,9 @@ _Static_assert(sizeof(pp_reader) <= reader_line, "a reader record fills one cach
 static _Thread_local pp_reader *_Nullable current_reader = 0;
 /// Every reader ever made; never shrinks (a thread that ends leaves its record for the next).
 static _Atomic(pp_reader *_Nullable) readers = 0;
+
+/// The records made so far, for numbering them.
+static _Atomic(uintptr_t) reader_numbers = 0;
 
 static pthread_key_t reader_end_key;
 static pthread_once_t reader_end_key_once = PTHREAD_ONCE_INIT;
@@ -96,6 +106,8 @@ static pp_reader *make_reader(void) {
     reader = line;
     atomic_init(&reader->sequence, 0);
     atomic_init(&reader->in_use, true);
+    atomic_init(&reader->shared, 0);
+    reader->number = atomic_fetch_add_explicit(&reader_numbers, 1, memory_order_relaxed) + 1;
     pp_reader *head = atomic_load_explicit(&readers, memory_order_relaxed);
     do {
       reader->next = head;
@@ -388,3 +400,117 @@ void pp_tree_words_destroy(pp_tree_words *words) {
   }
   free(table);
 }
+
+// MARK: Shared sections of the tree's lock
+//
+// A tree's lock has two sides. The exclusive side is the mutex every locked operation takes;
+// while it holds the mutex, `pp_exclusive_enter` raises the tree's writer flag and waits until
+// no thread is inside a shared section of the tree. A shared section is for a request pod's
+// own work beside other requests': it stores the tree in its thread's record, then reads the
+// writer flag; if a writer is there, it withdraws and the caller takes the exclusive side
+// instead. Both sides use sequentially consistent operations, so of a section's store and a
+// writer's store, the one that comes second in their single total order sees the other: either
+// the writer sees the record and waits, or the section sees the flag and withdraws. A section
+// that ends stores null with release semantics, which the writer's load acquires: what the
+// section wrote is visible to the exclusive section that follows it, and what an exclusive
+// section wrote is visible to a shared section that loads the flag after its release. Shared
+// sections never block on the mutex, and a writer never waits for anything but shared
+// sections, which run no user code: neither side can wait for the other in a cycle.
+//
+// A tree that never had a shared section skips the look at every record: a section stores
+// `shared_used` (sequentially consistently) before it announces itself, and the writer loads it
+// after its own store, so a writer that reads zero there comes before every section's load of
+// the flag in the total order, and each of those sections sees the flag.
+
+bool pp_shared_enter(pp_tree_words *words) {
+  pp_reader *reader = current_reader;
+  if (__builtin_expect(reader == 0, 0)) reader = make_reader();
+  if (atomic_load_explicit(&words->shared_used, memory_order_seq_cst) == 0)
+    atomic_store_explicit(&words->shared_used, 1, memory_order_seq_cst);
+  atomic_store_explicit(&reader->shared, words, memory_order_seq_cst);
+  if (__builtin_expect(atomic_load_explicit(&words->writer, memory_order_seq_cst) == 0, 1))
+    return true;
+  atomic_store_explicit(&reader->shared, 0, memory_order_release);
+  return false;
+}
+
+void pp_shared_exit(void) {
+  atomic_store_explicit(&current_reader->shared, 0, memory_order_release);
+}
+
+static inline void pause_briefly(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+void pp_exclusive_enter(pp_tree_words *words) {
+  atomic_store_explicit(&words->writer, 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&words->shared_used, memory_order_seq_cst) == 0) return;
+  for (pp_reader *reader = atomic_load_explicit(&readers, memory_order_seq_cst); reader;
+       reader = reader->next) {
+    // A shared section is a few hundred instructions and never blocks for long; one still
+    // running was interrupted by the scheduler, or waits for another's spin lock.
+    int spins = 0;
+    while (atomic_load_explicit(&reader->shared, memory_order_seq_cst) == words) {
+      if (spins < 128) {
+        spins++;
+        pause_briefly();
+      } else {
+        sched_yield();
+      }
+    }
+  }
+}
+
+void pp_exclusive_exit(pp_tree_words *words) {
+  atomic_store_explicit(&words->writer, 0, memory_order_release);
+}
+
+intptr_t pp_shared_serial(void) {
+  pp_reader *reader = current_reader;
+  reader->serials += 1;
+  return -(intptr_t)((reader->number << 40) | reader->serials);
+}
+
+static void spin_lock(_Atomic(intptr_t) *word) {
+  int spins = 0;
+  while (atomic_exchange_explicit(word, 1, memory_order_acquire) != 0) {
+    while (atomic_load_explicit(word, memory_order_relaxed) != 0) {
+      if (spins < 128) {
+        spins++;
+        pause_briefly();
+      } else {
+        sched_yield();
+      }
+    }
+  }
+}
+
+static void spin_unlock(_Atomic(intptr_t) *word) {
+  atomic_store_explicit(word, 0, memory_order_release);
+}
+
+void pp_crossing_lock(pp_tree_words *words) { spin_lock(&words->crossing); }
+
+void pp_crossing_unlock(pp_tree_words *words) { spin_unlock(&words->crossing); }
+
+/// The locks of pods' shared sections, striped by the pod's address: no pod allocates one, and
+/// two pods that share a stripe only take turns. A thread holds at most one at a time.
+typedef struct pp_stripe {
+  _Alignas(64) _Atomic(intptr_t) word;
+} pp_stripe;
+
+enum { stripe_count = 256 };
+static pp_stripe stripes[stripe_count];
+
+static inline _Atomic(intptr_t) *stripe_of(uintptr_t pod) {
+  uint64_t mixed = ((uint64_t)pod >> 4) * 0x9E3779B97F4A7C15ull;
+  return &stripes[mixed >> 56].word;
+}
+
+void pp_pod_lock(uintptr_t pod) { spin_lock(stripe_of(pod)); }
+
+void pp_pod_unlock(uintptr_t pod) { spin_unlock(stripe_of(pod)); }

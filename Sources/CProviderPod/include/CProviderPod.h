@@ -108,11 +108,25 @@ static inline void pp_isolations_end(void) {
 typedef struct pp_tree_words {
   pp_atomic_counter gate;
   _Atomic(void *_Nullable) table;
+  char gap_before_writer[112];
+  /// Whether an exclusive section of the tree's lock runs (see `pp_shared_enter`). Written by
+  /// every exclusive section: a cache line away from what cached reads load, whatever the
+  /// alignment of the allocation.
+  _Atomic(intptr_t) writer;
+  /// Whether the tree ever had a shared section.
+  _Atomic(intptr_t) shared_used;
+  char gap_before_crossing[112];
+  /// The spin lock of what shared sections write in the tree's root pod.
+  _Atomic(intptr_t) crossing;
+  char gap_after_crossing[56];
 } pp_tree_words;
 
 static inline void pp_tree_words_init(pp_tree_words *words) {
   atomic_init(&words->gate.value, 0);
   atomic_init(&words->table, 0);
+  atomic_init(&words->writer, 0);
+  atomic_init(&words->shared_used, 0);
+  atomic_init(&words->crossing, 0);
 }
 
 static inline pp_atomic_counter *pp_tree_gate(pp_tree_words *words) { return &words->gate; }
@@ -148,6 +162,37 @@ intptr_t pp_published_count(pp_tree_words *words);
 /// What is published for `provider` in `pod`, tagged, not retained (for the invariant checks;
 /// under the lock).
 void *_Nullable pp_published_value(pp_tree_words *words, uintptr_t pod, uintptr_t provider);
+
+// Shared sections of a tree's lock (SharedReads.c, where their argument is). The exclusive
+// side is the tree's mutex plus `pp_exclusive_enter`/`_exit`; a shared section holds no mutex,
+// writes only its own thread's record to enter, and gives way to any exclusive one.
+
+/// Enters a shared section of the tree's lock; false, entering nothing, while an exclusive
+/// section runs (the caller then takes the exclusive side).
+_Bool pp_shared_enter(pp_tree_words *words);
+
+/// Ends the current thread's shared section.
+void pp_shared_exit(void);
+
+/// Waits, holding the tree's mutex, until no shared section of the tree runs, and keeps new
+/// ones out until `pp_exclusive_exit`.
+void pp_exclusive_enter(pp_tree_words *words);
+
+void pp_exclusive_exit(pp_tree_words *words);
+
+/// A serial for a build begun in a shared section: negative, unique in the process, never
+/// equal to an exclusive section's (which are positive). Only inside a shared section.
+intptr_t pp_shared_serial(void);
+
+/// The lock of what shared sections of the tree write in its root pod; held for a few
+/// instructions, with no other lock taken inside.
+void pp_crossing_lock(pp_tree_words *words);
+void pp_crossing_unlock(pp_tree_words *words);
+
+/// The lock of a pod's shared sections (a stripe chosen by its address). Taken before the
+/// crossing lock, never with another pod's.
+void pp_pod_lock(uintptr_t pod);
+void pp_pod_unlock(uintptr_t pod);
 
 #if __has_feature(nullability)
 #pragma clang assume_nonnull end

@@ -27,7 +27,8 @@ extension EngineState {
     _ frame: inout Frame, entry: consuming CacheEntry?, caller: Frame?, reporting: Bool,
     events: inout [ReportedEvent], released: inout [AnyObject]
   ) -> DispatchGroup? {
-    runningBuilds -= 1
+    // A build begun in a shared section was never counted (see `EngineState+SharedSections`).
+    if !frame.startedShared { runningBuilds -= 1 }
     let caller = caller?.isBuilding == true ? caller : nil
     var stale = isStale(frame)
     let failed = frame.phase == .failed

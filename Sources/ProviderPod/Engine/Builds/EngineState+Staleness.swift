@@ -13,7 +13,10 @@ extension EngineState {
 
   /// Whether a running build's result may no longer be cached: it was invalidated, or its
   /// scope was cleared after it began.
-  func isStale(_ frame: Frame) -> Bool {
+  @inline(__always)
+  func isStale(_ frame: Frame) -> Bool { Self.isStale(frame) }
+
+  static func isStale(_ frame: Frame) -> Bool {
     if frame.phase != .running { return frame.phase != .runningOnThread }
     guard let scope = frame.clearableScope, let pod = frame.slot?.pod else { return false }
     return (pod.scopeEpochs[scope] ?? 0) != frame.scopeEpoch

@@ -19,6 +19,8 @@ import Dispatch
 ///   a thread build (see `ThreadBuild.swift`), whose frame only its own thread can reach until
 ///   its context is handed on (`EngineState.noteUse` then makes it end under the lock), and
 ///   `threadPrevious` and `nextSpare`, which only the frame's thread touches (`ThreadRecord`).
+///   A build of a request pod may also be read and written in the pod's shared sections, under
+///   the pod's lock, which no exclusive section runs beside (`EngineState+SharedSections`).
 /// - `info`, `scope`, `pod` and `parent` are `unowned(unsafe)`; each has a keeper for as long
 ///   as it is set. The resolve that started the build holds the provider and override (so
 ///   `info` and `scope`) until `forgetBuild` clears them when the build ends. `pod` and
@@ -157,6 +159,11 @@ final class Frame {
     self.treeID = treeID
   }
 
+  /// Whether the build began in a shared section of the tree's lock (see
+  /// `EngineState+SharedSections`): its serial is its thread's, it is not counted among the
+  /// tree's running builds, and its frame came from its thread's idle ones.
+  @exclusivity(unchecked) var startedShared = false
+
   /// Whether the result is cached (`slot != nil`), kept as a flag so the hot path need not
   /// retain the slot to ask.
   @exclusivity(unchecked) private(set) var caches = false
@@ -242,6 +249,7 @@ final class Frame {
   /// Forgets the build, ready for reuse; the dependency table keeps its storage.
   func reset() {
     phase = .idle
+    if startedShared { startedShared = false }
     // A thread build whose frame was lent ends here, and is then a general frame.
     if thread != nil { thread = nil }
     forgetBuild()

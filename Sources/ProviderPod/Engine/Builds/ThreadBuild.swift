@@ -115,7 +115,7 @@ extension Frame {
     // A thread build sets nothing else: nothing depends on it, nobody waits for it.
     assert(slot == nil && waiters == nil && asyncBuild == nil && dependencies.isEmpty)
     assert(!caches && enclosingOwner == nil && retainedPod == nil && retainedParent == nil)
-    assert(retainedEngine == nil)
+    assert(retainedEngine == nil && !startedShared)
     phase = .idle
     info = nil
     scope = nil

@@ -86,6 +86,14 @@ extension PodEngine {
     // it orders any object's last use before its deinit. A build's context or an instance
     // sequence, which keep the engine past the pod, exist only once the pod joined.
     guard pod.isJoined else { return }
+    // A request's pod goes away beside its siblings, unless `release` must see the tree.
+    if runsSharedSections,
+      let released = state.withShared({ EngineState.sharedRelease(pod, tree: sharedTree($0)) })
+    {
+      runDisposals(released.disposals, onMainActor: false)
+      withExtendedLifetime(released) {}
+      return
+    }
     let (released, wakeUps) = state.withLock {
       let result = ($0.release(pod), $0.endWatchers(of: pod))
       $0.checkInvariantsInDebugBuilds()

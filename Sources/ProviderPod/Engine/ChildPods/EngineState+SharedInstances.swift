@@ -57,7 +57,14 @@ extension EngineState {
   /// something `target`'s instance was built from, directly or transitively; nil if none
   /// does, and the instance can be shared. An instance built from nothing is shared without
   /// looking at the pods at all: a request's child pod shares its app's singletons that way.
-  private func shallowestShadowing(
+  @inline(__always)
+  func shallowestShadowing(
+    _ target: Slot, from pod: PodRecord, below home: PodRecord
+  ) -> PodRecord? {
+    Self.shallowestShadowing(target, from: pod, below: home)
+  }
+
+  static func shallowestShadowing(
     _ target: Slot, from pod: PodRecord, below home: PodRecord
   ) -> PodRecord? {
     guard let entry = target.entry, !entry.dependencies.isEmpty else { return nil }

@@ -66,6 +66,7 @@ extension EngineState {
     var problems: [String] = []
     var expected: [SlotID: [SlotID: Int]] = [:]
     var running = 0
+    var sharedRunning = 0
     func checkDependencies(
       of dependent: Slot, _ dependencies: [Slot], doing: String
     ) {
@@ -129,7 +130,8 @@ extension EngineState {
           problems.append("\(name): a member of a scope with nothing cached")
         }
         if let build = slot.build, build.isBuilding {
-          running += 1
+          // A build begun in a shared section is not counted in `runningBuilds`.
+          if build.startedShared { sharedRunning += 1 } else { running += 1 }
           if atRest {
             checkDependencies(of: slot, build.dependencies, doing: "building from")
           }
@@ -160,13 +162,13 @@ extension EngineState {
         for (dependent, count) in wanted where (counts[dependent] ?? 0) < count {
           problems.append("\(slot.info.name): dependent count too low")
         }
-        if runningBuilds == 0 && counts != wanted {
+        if runningBuilds + sharedRunning == 0 && counts != wanted {
           problems.append("\(slot.info.name): dependents \(counts) but found \(wanted)")
         }
       }
     }
     if runningBuilds < running { problems.append("running builds undercounted") }
-    if atRest, runningBuilds == 0, !waits.isEmpty {
+    if atRest, runningBuilds + sharedRunning == 0, !waits.isEmpty {
       problems.append("waits left with no build running")
     }
     for frame in spareFrames where frame.phase != .idle {

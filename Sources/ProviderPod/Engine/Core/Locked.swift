@@ -1,3 +1,5 @@
+internal import CProviderPod
+
 #if canImport(Darwin)
   import Darwin
 #elseif canImport(Glibc)
@@ -37,8 +39,12 @@ final class Locked<State>: @unchecked Sendable {
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
   #endif
   private let state: UnsafeMutablePointer<State>
+  /// For a tree's state: the words of its shared sections (see `withShared`), kept alive by
+  /// the state itself (its `ThreadBuildGate`). Nil for a lock with no shared side.
+  private let sharedSections: UnsafeMutablePointer<pp_tree_words>?
 
-  init(_ state: State) {
+  init(_ state: State, sharedSections: UnsafeMutablePointer<pp_tree_words>? = nil) {
+    self.sharedSections = sharedSections
     self.state = .allocate(capacity: 1)
     self.state.initialize(to: state)
     #if canImport(Darwin)
@@ -87,7 +93,34 @@ final class Locked<State>: @unchecked Sendable {
         if unlocked != 0 { lockFailed("pthread_mutex_unlock", error: unlocked) }
       }
     #endif
+    // Inside the mutex: one writer at a time raises the flag and waits out shared sections.
+    if let sharedSections { pp_exclusive_enter(sharedSections) }
+    defer { if let sharedSections { pp_exclusive_exit(sharedSections) } }
     return try body(&state.pointee)
+  }
+
+  /// Runs `body` in a shared section of the lock, beside other shared sections and never
+  /// beside `withLock`; nil, without running it, while a `withLock` section runs (or for a
+  /// lock with no shared side). `body` may read the state, which only `withLock` sections
+  /// write, and must write only what its own caller's header says guards it: each engine type
+  /// lists what a shared section may write of it, and under which smaller lock.
+  @inline(__always)
+  func withShared<Result>(_ body: (SharedAccess<State>) -> Result?) -> Result? {
+    guard let sharedSections, pp_shared_enter(sharedSections) else { return nil }
+    defer { pp_shared_exit() }
+    return body(SharedAccess(pointer: state))
+  }
+}
+
+/// The state as a shared section reads it: in place, through an address, since a copy of the
+/// tree's state would retain everything it holds (lines every other thread's section touches).
+/// Read-only: the state's methods that a shared section calls are non-mutating, and what they
+/// write lives in pods and frames, under the locks their headers name.
+struct SharedAccess<State> {
+  fileprivate let pointer: UnsafeMutablePointer<State>
+
+  var state: State {
+    unsafeAddress { UnsafePointer(pointer) }
   }
 }
 

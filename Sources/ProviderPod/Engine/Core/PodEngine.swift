@@ -13,6 +13,10 @@ final class PodEngine {
   /// Whether always-new builds through this pod may run without the lock: it is the root,
   /// and nobody observes it (the gate tells the rest).
   let mayBuildOnThread: Bool
+  /// Whether this pod's own work may run in shared sections of the tree's lock, beside its
+  /// siblings': it is a child of the root, and nobody observes it (see
+  /// `EngineState+SharedSections`; the tree tells the rest, section by section).
+  let runsSharedSections: Bool
   /// The tree's (see `ThreadBuildGate`).
   let threadBuildGate: ThreadBuildGate
   /// The pod itself, for a builder that asks for it: its record's weak reference, set once
@@ -33,10 +37,11 @@ final class PodEngine {
     for record in overrides { pod.overrides[record.providerKey] = record }
     let state = EngineState(root: pod)
     threadBuildGate = state.threadBuildGate
-    self.state = Locked(state)
+    self.state = Locked(state, sharedSections: threadBuildGate.words)
     treeID = ObjectIdentifier(self.state)
     isObserved = observer != nil
     mayBuildOnThread = observer == nil
+    runsSharedSections = false
   }
 
   /// A child pod's engine, in its parent's tree.
@@ -52,6 +57,7 @@ final class PodEngine {
     threadBuildGate = parent.threadBuildGate
     isObserved = observer != nil || parent.isObserved
     mayBuildOnThread = false
+    runsSharedSections = !isObserved && parent.pod.parent == nil
     // Not listed among the parent's children yet: it joins at its first use, under the lock
     // that use takes anyway (`EngineState.join`).
   }
@@ -139,6 +145,9 @@ final class PodEngine {
     var caller = caller
     var callerUnknown = callerUnknown
     let reporting = isObserved
+    if runsSharedSections, let step = sharedStep(info, from: caller, callerUnknown: callerUnknown) {
+      return step
+    }
     while true {
       var events: [ReportedEvent] = []
       var released: [AnyObject] = []
@@ -172,6 +181,24 @@ final class PodEngine {
     }
   }
 
+  /// `step` in a shared section of the tree's lock, where it can decide alone.
+  private func sharedStep(
+    _ info: ProviderInfo, from caller: Frame?, callerUnknown: Bool
+  ) -> Prepared? {
+    var released: [AnyObject] = []
+    let step = state.withShared {
+      EngineState.sharedStep(
+        for: info, in: pod, from: caller, callerUnknown: callerUnknown, treeID: treeID,
+        tree: sharedTree($0), released: &released)
+    }
+    withExtendedLifetime(released) {}
+    switch step {
+    case .cached(let held): return .cached(held)
+    case .build(let frame, let override): return .build(frame, override: override, caller: caller)
+    default: return nil
+    }
+  }
+
   private func run<Value>(
     _ provider: Provider<Value>, in frame: consuming Frame, override: OverrideRecord?,
     caller: Frame?
@@ -194,6 +221,19 @@ final class PodEngine {
       frame.caches
       ? makeEntry(caching: value, in: frame, override: override, onDiscard: provider.onDiscard)
       : nil
+    if frame.startedShared {
+      guard let leftover = finishShared(&frame, entry: entry, caller: caller) else { return }
+      return finishExclusively(provider, in: &frame, entry: leftover, caller: caller)
+    }
+    finishExclusively(provider, in: &frame, entry: entry, caller: caller)
+  }
+
+  /// `complete`'s commit under the lock.
+  @inline(__always)
+  private func finishExclusively<Value>(
+    _ provider: Provider<Value>, in frame: inout Frame, entry: CacheEntry?,
+    caller: Frame?
+  ) {
     let reporting = isObserved
     var events: [ReportedEvent] = []
     var released: [AnyObject] = []
@@ -208,6 +248,31 @@ final class PodEngine {
     withExtendedLifetime(released) {}
     if reporting { noteRecreation(of: provider.info, into: &events) }
     if reporting { report(events) }
+  }
+
+  /// What a shared section of this pod's tree knows of the tree's state.
+  @inline(__always)
+  func sharedTree(_ access: SharedAccess<EngineState>) -> SharedTree {
+    SharedTree(
+      runningBuilds: access.state.runningBuilds, isWatched: !access.state.watchers.isEmpty,
+      gate: threadBuildGate)
+  }
+
+  /// `finish` in a shared section of the tree's lock, where it can decide alone: nil once
+  /// done, else the entry back, for `finish`.
+  @inline(never)
+  private func finishShared(
+    _ frame: inout Frame, entry: consuming CacheEntry?, caller: Frame?
+  ) -> CacheEntry?? {
+    var entry = entry
+    var released: [AnyObject] = []
+    let finished =
+      state.withShared {
+        EngineState.sharedFinish(
+          &frame, entry: &entry, caller: caller, tree: sharedTree($0), released: &released)
+      } ?? false
+    withExtendedLifetime(released) {}
+    return finished ? nil : .some(entry)
   }
 
   /// Runs the builder with a context of its own; the context is gone when this returns, so

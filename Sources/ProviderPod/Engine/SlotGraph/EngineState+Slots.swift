@@ -3,7 +3,7 @@
 /// ancestor's, and taking an instance out of its slot with everything recorded about it. They
 /// touch slots and pods only, under the tree's lock.
 extension EngineState {
-  mutating func slot(
+  func slot(
     for info: ProviderInfo, in pod: PodRecord, released: inout [AnyObject]
   ) -> Slot {
     if let slot = pod.slots[info.key] { return slot }
@@ -13,7 +13,14 @@ extension EngineState {
   /// A new slot for a provider the pod has none for. The pod that gets the slot is the one
   /// swept, whichever pod the resolve went through: a child's resolves make slots in its
   /// ancestors, which may never be resolved through themselves.
-  mutating func addSlot(
+  @inline(__always)
+  func addSlot(
+    for info: ProviderInfo, in pod: PodRecord, released: inout [AnyObject]
+  ) -> Slot {
+    Self.addSlot(for: info, in: pod, released: &released)
+  }
+
+  static func addSlot(
     for info: ProviderInfo, in pod: PodRecord, released: inout [AnyObject]
   ) -> Slot {
     if pod.slots.count >= pod.nextSlotSweep {
@@ -33,7 +40,12 @@ extension EngineState {
   /// Runs when the table has grown to twice its size after the last sweep, so it costs
   /// amortised constant time per slot added; a pod whose providers are globals stops growing
   /// and never sweeps. The slots go to `released`, to be freed after the lock.
-  mutating func sweepSlotsOfGoneProviders(in pod: PodRecord, released: inout [AnyObject]) {
+  @inline(__always)
+  func sweepSlotsOfGoneProviders(in pod: PodRecord, released: inout [AnyObject]) {
+    Self.sweepSlotsOfGoneProviders(in: pod, released: &released)
+  }
+
+  static func sweepSlotsOfGoneProviders(in pod: PodRecord, released: inout [AnyObject]) {
     var gone: [ProviderKey] = []
     for (key, slot) in pod.slots where slot.isKept && slot.isUnused && slot.info.owner == nil {
       gone.append(key)
@@ -46,7 +58,7 @@ extension EngineState {
 
   /// Drops the slot once nothing is cached, built or recorded in it, unless the pod keeps it
   /// (see `Slot`).
-  mutating func pruneIfUnused(_ slot: Slot, released: inout [AnyObject]) {
+  func pruneIfUnused(_ slot: Slot, released: inout [AnyObject]) {
     let pod = slot.pod
     guard !slot.isKept, slot.isUnused, let index = pod.slots.index(forKey: slot.key),
       pod.slots.values[index] === slot
@@ -61,7 +73,12 @@ extension EngineState {
 
   /// Records that whatever `caller` is building depends on `slot`'s provider. A build that
   /// was invalidated records nothing more: its result will not be cached.
-  mutating func recordDependency(on slot: Slot, from caller: Frame?) {
+  @inline(__always)
+  func recordDependency(on slot: Slot, from caller: Frame?) {
+    Self.recordDependency(on: slot, from: caller)
+  }
+
+  static func recordDependency(on slot: Slot, from caller: Frame?) {
     guard let owner = caller?.owner, owner.phase == .running, let dependent = owner.slot
     else { return }
     guard slot.recordedBy != owner.serial else { return }
@@ -91,7 +108,10 @@ extension EngineState {
     recordDependency(on: slot(for: provider, in: pod, released: &released), from: caller)
   }
 
-  func addDependent(_ dependent: Slot, on slot: Slot) {
+  @inline(__always)
+  func addDependent(_ dependent: Slot, on slot: Slot) { Self.addDependent(dependent, on: slot) }
+
+  static func addDependent(_ dependent: Slot, on slot: Slot) {
     slot.dependents.add(dependent)
   }
 
@@ -107,13 +127,13 @@ extension EngineState {
   }
 
   /// Forgets one "built from" link of `dependent` on `slot`.
-  mutating func dropDependent(_ dependent: Slot, on slot: Slot, released: inout [AnyObject]) {
+  func dropDependent(_ dependent: Slot, on slot: Slot, released: inout [AnyObject]) {
     guard slot.dependents.removeOne(dependent) else { return }
     if slot.dependents.isEmpty { pruneIfUnused(slot, released: &released) }
   }
 
   /// Forgets that `dependent` was built from each of `dependencies`.
-  mutating func dropDependent(
+  func dropDependent(
     _ dependent: Slot, from dependencies: [Slot], released: inout [AnyObject]
   ) {
     for slot in dependencies { dropDependent(dependent, on: slot, released: &released) }

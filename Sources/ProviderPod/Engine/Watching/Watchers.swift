@@ -3,17 +3,22 @@
 /// whether it concerns a watcher happen under one lock: a discard can never slip in between a
 /// watcher's resolve and its note of what it got.
 struct Watchers {
-  var instances: [Int: InstanceWatch] = [:]
-  var backOffs: [Int: BackOff] = [:]
+  var instances: [Int: InstanceWatch] = [:] {
+    didSet { isEmpty = instances.isEmpty && backOffs.isEmpty }
+  }
+  var backOffs: [Int: BackOff] = [:] {
+    didSet { isEmpty = instances.isEmpty && backOffs.isEmpty }
+  }
   var nextID = 0
+  /// Whether nobody watches: stored, so that a shared section of the tree's lock reads it in
+  /// place (see `SharedTree`).
+  private(set) var isEmpty = true
 
   /// A build waiting out its back-off; `wake` ends the wait early (it cancels the sleep).
   struct BackOff {
     let frame: Frame
     let wake: @Sendable () -> Void
   }
-
-  var isEmpty: Bool { instances.isEmpty && backOffs.isEmpty }
 
   mutating func takeID() -> Int {
     nextID += 1

@@ -1,0 +1,261 @@
+internal import CProviderPod
+
+/// A request pod's own work beside other requests': the shared side of the tree's lock.
+///
+/// A server's request pods are children of its app's pod, so they all share one tree and one
+/// lock, and taking that lock several times per request was what kept request pods from
+/// running faster on two cores than on one. The common work of a request pod (building an
+/// instance in a scope it owns, reading the app's cached instances from that build, caching
+/// the result, going away) touches almost nothing another request touches, so it runs in a
+/// *shared section* (`Locked.withShared`), which request pods on other threads hold at the same
+/// time. Every other operation, and this work whenever any condition below fails, runs in the
+/// exclusive section it always did, whose code is unchanged: an exclusive section waits until
+/// no shared section runs and keeps new ones out.
+///
+/// **What a shared section may read and write.** It may read anything only exclusive sections
+/// write: the tree's counters and watchers, the root pod's slots, entries, overrides and life,
+/// and the request pod's own overrides, owned scopes, parent and children. It writes:
+/// - the request pod's own record, slots and the frames of its builds, under the pod's lock
+///   (`pp_pod_lock`, a stripe chosen by the pod's address), which every shared section of the
+///   pod holds from its first read of the pod to its last write;
+/// - in the root pod, only its list of children and its slots' "built from" records
+///   (`dependents`, `recordedBy`), under the tree's crossing lock (`pp_crossing_lock`), taken
+///   inside the pod's lock for a few instructions; exclusive sections write them without it,
+///   since none runs beside a shared section;
+/// - nothing of the tree's own state: a build begun here draws its serial from its thread
+///   (`pp_shared_serial`), is not counted in `runningBuilds` (a resolve through the pod from
+///   inside it is seen on the thread's own stack, which is what a synchronous build needs), and
+///   takes its frame from its thread's idle frames and gives it back there.
+///
+/// Only a child of the root pod runs shared sections, and only when nobody observes it, nothing
+/// watches instances in the tree and no async build runs: each section checks everything it
+/// relies on before it writes anything, and returns nil, having changed nothing, for the
+/// exclusive section to do the work instead.
+extension EngineState {
+  /// `step` for a resolve through `pod` or from one of its builds, in a shared section: the
+  /// cached instance (the pod's own, or the root's for a build of the pod), or a frame for a
+  /// build of an instance in a scope the pod owns. Nil where `step` must decide.
+  static func sharedStep(
+    for provider: ProviderInfo, in pod: PodRecord, from caller: Frame?, callerUnknown: Bool,
+    treeID: ObjectIdentifier, tree: SharedTree, released: inout [AnyObject]
+  ) -> ResolveStep? {
+    guard let root = pod.parent, tree.mayRun(in: pod, root: root) else { return nil }
+    // A resolve through the pod itself may be nested in a build that only the exclusive side
+    // looks for: one on this thread, or one of an exclusive section anywhere.
+    if callerUnknown, tree.runningBuilds > 0 || ThreadRecord.isBuilding { return nil }
+    let scope = provider.scope
+    guard scope.kind == .singleton || scope.kind == .custom, provider.family == nil,
+      !provider.valueIsOutcome, pod.override(for: provider) == nil
+    else { return nil }
+    pod.lockSharedSections()
+    defer { pod.unlockSharedSections() }
+    var owner: Frame?
+    if let caller {
+      // The build that records what it resolves must be one of this pod's own, which this
+      // pod's lock guards; a thread build or one placed in the root is the exclusive side's.
+      guard caller.isBuilding, !caller.isThreadBuild, let recorder = caller.owner,
+        recorder.phase == .running, recorder.slot?.pod === pod
+      else { return nil }
+      owner = recorder
+    }
+    guard pod.isAlive, pod.shutdown == nil else { return nil }
+    let existing = pod.slots[provider.key]
+    if let existing {
+      guard existing.build == nil else { return nil }
+      if existing.entry != nil {
+        // A resolve through the pod itself publishes what it finds: the exclusive side's.
+        guard let owner, let held = existing.heldStrongValue else { return nil }
+        let target = existing.linkTarget ?? existing
+        guard recordShared(on: target, by: owner, in: pod, root: root, tree: tree) else {
+          return nil
+        }
+        return .cached(held)
+      }
+    }
+    if pod.ownedScopes.contains(scope.key) {
+      return beginShared(
+        provider, scope: scope, in: pod, slot: existing, caller: caller, treeID: treeID,
+        tree: tree, released: &released)
+    }
+    // Shared from the root: read from a build, with no link here (as `step` does).
+    guard existing == nil, let owner, let target = root.slots[provider.key],
+      target.build == nil, let held = target.heldStrongValue,
+      shallowestShadowing(target, from: pod, below: root) == nil,
+      recordShared(on: target, by: owner, in: pod, root: root, tree: tree)
+    else { return nil }
+    return .cached(held)
+  }
+
+  /// Records that `owner` (a running build of `pod`) depends on `slot`, in `pod` or the root,
+  /// as `recordDependency` does. False, recording nothing, for a root slot whose record the
+  /// exclusive side must make.
+  private static func recordShared(
+    on slot: Slot, by owner: Frame, in pod: PodRecord, root: PodRecord, tree: SharedTree
+  ) -> Bool {
+    if slot.pod === pod {
+      recordDependency(on: slot, from: owner)
+      return true
+    }
+    guard slot.pod === root else { return false }
+    pp_crossing_lock(tree.gate.words)
+    recordDependency(on: slot, from: owner)
+    pp_crossing_unlock(tree.gate.words)
+    return true
+  }
+
+  /// Begins a build of `provider` in `pod`, which owns its scope: as `step` does, with a frame
+  /// from the thread's idle ones and a serial of the thread's.
+  private static func beginShared(
+    _ provider: ProviderInfo, scope: ScopeInfo, in pod: PodRecord, slot existing: Slot?,
+    caller: Frame?, treeID: ObjectIdentifier, tree: SharedTree, released: inout [AnyObject]
+  ) -> ResolveStep {
+    if !pod.isJoined {
+      // `join` for a child of the root, which has always joined and is not shut down.
+      pod.isJoined = true
+      pp_crossing_lock(tree.gate.words)
+      pod.addToParent()
+      pp_crossing_unlock(tree.gate.words)
+    }
+    let slot = existing ?? addSlot(for: provider, in: pod, released: &released)
+    let frame = ThreadRecord.current.takeSpare(treeID: treeID)
+    frame.treeID = treeID
+    let epoch = scope.kind == .singleton ? 0 : pod.scopeEpochs[scope.key] ?? 0
+    frame.begin(
+      info: provider, override: nil, scope: scope, slot: slot, pod: pod, parent: caller,
+      scopeEpoch: epoch, serial: pp_shared_serial())
+    frame.startedShared = true
+    slot.build = frame
+    return .build(frame, override: nil)
+  }
+
+  /// `finish` for a build begun in a shared section, in one: caches its entry in its slot, in
+  /// its own pod, when nothing made the build stale, nobody waits for it and everything it was
+  /// built from is the pod's or the root's. False, changing nothing, where `finish` must
+  /// decide.
+  static func sharedFinish(
+    _ frame: inout Frame, entry: inout CacheEntry?, caller: Frame?, tree: SharedTree,
+    released: inout [AnyObject]
+  ) -> Bool {
+    guard let pod = frame.pod, let root = pod.parent, tree.mayRun(in: pod, root: root) else {
+      return false
+    }
+    pod.lockSharedSections()
+    defer { pod.unlockSharedSections() }
+    let caller = caller?.isBuilding == true ? caller : nil
+    guard frame.phase == .running, frame.waiters == nil, frame.asyncBuild == nil,
+      !isStale(frame), let slot = frame.slot, slot.pod === pod, slot.build === frame,
+      slot.entry == nil, !slot.isPublished, pod.isAlive, pod.shutdown == nil,
+      entry?.isStrong == true,
+      frame.dependencies.allSatisfy({ $0.pod === pod || $0.pod === root })
+    else { return false }
+    // The caller records the instance as one of its own dependencies: it must be this pod's.
+    if let caller {
+      guard !caller.isThreadBuild, let owner = caller.owner, owner.slot?.pod === pod else {
+        return false
+      }
+    }
+    frame.end()
+    slot.build = nil
+    var dependencies: [Slot] = []
+    swap(&dependencies, &frame.dependencies)
+    var cached = entry.take()!
+    cached.dependencies = dependencies
+    let scope = cached.scope
+    slot.entry = cached
+    slot.isKept = true
+    if scope.kind != .singleton { pod.addMember(slot, of: scope.key) }
+    recordDependency(on: slot, from: caller)
+    frame.forgetBuild()
+    if isKnownUniquelyReferenced(&frame) {
+      frame.reset()
+      ThreadRecord.current.keepSpare(frame)
+    }
+    return true
+  }
+
+  /// `release` of a request pod going away, in a shared section: nil where `release` must do
+  /// it (the pod has children, a build still running, a published instance, or "built from"
+  /// records in a root slot that could then be pruned).
+  static func sharedRelease(_ pod: PodRecord, tree: SharedTree) -> ReleasedPod? {
+    guard let root = pod.parent, tree.mayRun(in: pod, root: root) else { return nil }
+    pod.lockSharedSections()
+    defer { pod.unlockSharedSections() }
+    guard pod.isAlive, pod.shutdown == nil, pod.firstChild == nil else { return nil }
+    var hasDisposals = false
+    for slot in pod.slots.values {
+      guard slot.build == nil, !slot.isPublished else { return nil }
+      if let target = slot.linkTarget {
+        guard target.pod === root, target.isKept else { return nil }
+      } else if let entry = slot.entry {
+        for dependency in entry.dependencies where dependency.pod !== pod {
+          guard dependency.pod === root, dependency.isKept else { return nil }
+        }
+        if entry.hasDisposal { hasDisposals = true }
+      }
+    }
+    pod.isAlive = false
+    var result = ReleasedPod()
+    pp_crossing_lock(tree.gate.words)
+    pod.removeFromParent()
+    for slot in pod.slots.values {
+      if let target = slot.linkTarget {
+        _ = target.dependents.removeOne(slot)
+      } else if let dependencies = slot.entry?.dependencies {
+        for dependency in dependencies where dependency.pod !== pod {
+          _ = dependency.dependents.removeOne(slot)
+        }
+      }
+    }
+    pp_crossing_unlock(tree.gate.words)
+    for slot in pod.slots.values {
+      slot.dependents.removeAll()
+      if slot.linkTarget != nil {
+        slot.entry = nil
+        slot.linkTarget = nil
+      }
+    }
+    if hasDisposals {
+      let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
+      result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
+    }
+    swap(&result.slots, &pod.slots)
+    swap(&result.overrides, &pod.overrides)
+    swap(&result.scopeMembers, &pod.scopeMembers)
+    swap(&result.familySlots, &pod.familySlots)
+    return result
+  }
+}
+
+/// What a shared section knows of the tree's own state, read as it begins: only exclusive
+/// sections change it. The section's functions are static, reading the state through this
+/// rather than through `self`: a shared section cannot borrow the state in place, and a copy of
+/// it would retain everything it holds.
+struct SharedTree {
+  /// Builds of exclusive sections running in the tree (`EngineState.runningBuilds`).
+  let runningBuilds: Int
+  /// Whether instance watchers or retry back-offs are registered in the tree.
+  let isWatched: Bool
+  /// The tree's words, with the crossing lock.
+  let gate: ThreadBuildGate
+
+  /// Whether `pod` may work in a shared section now: a child of the live root `root`, with
+  /// no watcher and no async build in the tree (both are the exclusive side's to notice).
+  @inline(__always)
+  func mayRun(in pod: PodRecord, root: PodRecord) -> Bool {
+    root.parent == nil && root.isAlive && root.shutdown == nil && !isWatched
+      && !gate.hasAsyncBuilds
+  }
+}
+
+extension PodRecord {
+  /// Takes the lock of this pod's shared sections (see `EngineState+SharedSections`).
+  @inline(__always)
+  func lockSharedSections() {
+    pp_pod_lock(UInt(bitPattern: ObjectIdentifier(self)))
+  }
+
+  @inline(__always)
+  func unlockSharedSections() {
+    pp_pod_unlock(UInt(bitPattern: ObjectIdentifier(self)))
+  }
+}
