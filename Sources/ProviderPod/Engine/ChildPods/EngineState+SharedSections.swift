@@ -43,9 +43,15 @@ extension EngineState {
     // A resolve through the pod itself may be nested in a build that only the exclusive side
     // looks for: one on this thread, or one of an exclusive section anywhere.
     if callerUnknown, tree.runningBuilds > 0 || ThreadRecord.isBuilding { return nil }
-    let scope = provider.scope
+    // An override of the request pod's own (the request's data, given with `withValue:`) is
+    // built and cached in the pod, as an instance of a scope it owns is; one of the root's
+    // applies to the pods below it too, and is the exclusive side's.
+    let applied = pod.override(for: provider)
+    if let applied, applied.pod !== pod || applied.record.family != nil { return nil }
+    let override = applied?.record
+    let scope = override?.scope ?? provider.scope
     guard scope.kind == .singleton || scope.kind == .custom, provider.family == nil,
-      !provider.valueIsOutcome, pod.override(for: provider) == nil
+      !provider.valueIsOutcome, !scope.requiresOwningPod || pod.ownsInChain(scope.key)
     else { return nil }
     pod.lockSharedSections()
     defer { pod.unlockSharedSections() }
@@ -72,10 +78,10 @@ extension EngineState {
         return .cached(held)
       }
     }
-    if pod.ownedScopes.contains(scope.key) {
+    if override != nil || pod.ownedScopes.contains(scope.key) {
       return beginShared(
-        provider, scope: scope, in: pod, slot: existing, caller: caller, treeID: treeID,
-        tree: tree, released: &released)
+        provider, override: override, scope: scope, in: pod, slot: existing, caller: caller,
+        treeID: treeID, tree: tree, released: &released)
     }
     // Shared from the root: read from a build, with no link here (as `step` does).
     guard existing == nil, let owner, let target = root.slots[provider.key],
@@ -106,8 +112,9 @@ extension EngineState {
   /// Begins a build of `provider` in `pod`, which owns its scope: as `step` does, with a frame
   /// from the thread's idle ones and a serial of the thread's.
   private static func beginShared(
-    _ provider: ProviderInfo, scope: ScopeInfo, in pod: PodRecord, slot existing: Slot?,
-    caller: Frame?, treeID: ObjectIdentifier, tree: SharedTree, released: inout [AnyObject]
+    _ provider: ProviderInfo, override: OverrideRecord?, scope: ScopeInfo, in pod: PodRecord,
+    slot existing: Slot?, caller: Frame?, treeID: ObjectIdentifier, tree: SharedTree,
+    released: inout [AnyObject]
   ) -> ResolveStep {
     if !pod.isJoined {
       // `join` for a child of the root, which has always joined and is not shut down.
@@ -121,11 +128,11 @@ extension EngineState {
     frame.treeID = treeID
     let epoch = scope.kind == .singleton ? 0 : pod.scopeEpochs[scope.key] ?? 0
     frame.begin(
-      info: provider, override: nil, scope: scope, slot: slot, pod: pod, parent: caller,
-      scopeEpoch: epoch, serial: pp_shared_serial())
+      info: provider, override: override.map(ObjectIdentifier.init), scope: scope, slot: slot,
+      pod: pod, parent: caller, scopeEpoch: epoch, serial: pp_shared_serial())
     frame.startedShared = true
     slot.build = frame
-    return .build(frame, override: nil)
+    return .build(frame, override: override)
   }
 
   /// `finish` for a build begun in a shared section, in one: caches its entry in its slot, in

@@ -13,14 +13,22 @@ internal import CProviderPod
 /// State guarded by a plain OS lock, and the engine's every claim that a type is safe to share
 /// between threads because that lock guards it.
 ///
+/// A tree's lock also has a shared side (`withShared`): sections that run beside each other
+/// and never beside `withLock`, for a request pod's own work (see `EngineState+SharedSections`
+/// for what they may write, and `SharedReads.c` for why the two sides exclude each other).
+///
 /// **Unsafe code here, and the invariant it relies on.** The lock and the state live behind
-/// pointers this class allocates and frees; nobody else sees them, and `withLock` is the only
-/// way in. The types listed at the end are declared `@unchecked Sendable` here, and nowhere
-/// else, because the compiler cannot see what makes them safe: each field of theirs is either
-/// immutable once the object is shared, or read and written only while holding their tree's
-/// lock (one `Locked<EngineState>` per tree of pods). The engine's methods that touch them run
-/// under that lock (`EngineState`'s methods, and closures passed to `withLock`); user code
-/// never does. A new type claimed here must say which of its fields are which.
+/// pointers this class allocates and frees; nobody else sees them, and `withLock` and
+/// `withShared` are the only ways in. A shared section reads the state in place through
+/// `SharedAccess` (an address, not a copy) and never writes it: only `withLock` hands out the
+/// state `inout`, and no `withLock` section runs beside a shared one. The types listed at the
+/// end are declared `@unchecked Sendable` here, and nowhere else, because the compiler cannot
+/// see what makes them safe: each field of theirs is either immutable once the object is
+/// shared, or read and written only while holding their tree's lock (one `Locked<EngineState>`
+/// per tree of pods), or, in a request pod's shared sections, the smaller lock
+/// `EngineState+SharedSections` names for it. The engine's methods that touch them run under
+/// that lock (`EngineState`'s methods, and closures passed to `withLock` or `withShared`); user
+/// code never does. A new type claimed here must say which of its fields are which.
 ///
 /// Not `Synchronization.Mutex`: that needs macOS 15 / iOS 18, a DI library has to run on the
 /// systems apps still support, and on Linux the thread sanitizer cannot see its locking.
