@@ -67,7 +67,11 @@ extension EngineState {
   static func shallowestShadowing(
     _ target: Slot, from pod: PodRecord, below home: PodRecord
   ) -> PodRecord? {
-    guard let entry = target.entry, !entry.dependencies.isEmpty else { return nil }
+    // Asked of the entry where it is: a copy retains everything it holds, and the entry is
+    // an ancestor's, which every request's pod reads.
+    guard target.entry?.dependencies.isEmpty == false, let entry = target.entry else {
+      return nil
+    }
     // The pods in between that can shadow anything, deepest first.
     var shadowing: [PodRecord] = []
     var next: PodRecord? = pod

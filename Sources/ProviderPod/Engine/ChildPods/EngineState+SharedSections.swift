@@ -193,11 +193,13 @@ extension EngineState {
       guard slot.build == nil, !slot.isPublished else { return nil }
       if let target = slot.linkTarget {
         guard target.pod === root, target.isKept else { return nil }
-      } else if let entry = slot.entry {
-        for dependency in entry.dependencies where dependency.pod !== pod {
+      } else if slot.entry != nil {
+        // Read where it is: a copy of the entry would retain its scope, which every request
+        // shares.
+        for dependency in slot.entry!.dependencies where dependency.pod !== pod {
           guard dependency.pod === root, dependency.isKept else { return nil }
         }
-        if entry.hasDisposal { hasDisposals = true }
+        if slot.entry!.hasDisposal { hasDisposals = true }
       }
     }
     pod.isAlive = false

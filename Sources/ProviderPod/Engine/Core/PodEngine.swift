@@ -222,7 +222,9 @@ final class PodEngine {
       ? makeEntry(caching: value, in: frame, override: override, onDiscard: provider.onDiscard)
       : nil
     if frame.startedShared {
-      guard let leftover = finishShared(&frame, entry: entry, caller: caller) else { return }
+      guard let leftover = finishShared(&frame, entry: consume entry, caller: caller) else {
+        return
+      }
       return finishExclusively(provider, in: &frame, entry: leftover, caller: caller)
     }
     finishExclusively(provider, in: &frame, entry: entry, caller: caller)
