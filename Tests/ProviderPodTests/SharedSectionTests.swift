@@ -338,6 +338,102 @@ struct SharedSectionTests {
     #expect(ledger.notDisposedOnce == [])
   }
 
+  @Test("an app shut down while its requests build disposes of what they cached, once each")
+  func appShutDownWhileRequestsBuild() async throws {
+    let app = Pod()
+    let ledger = Ledger()
+    let config = Provider<Disposable>(scope: AppScope(), name: "config", onDiscard: { $0.discarded() }) {
+      _ in ledger.add(Disposable("config"))
+    }
+    let session = Provider<Disposable>(
+      scope: RequestScope(), name: "session", onDiscard: { $0.discarded() }
+    ) { pod in ledger.add(Disposable("session", from: [pod.resolve(config)])) }
+    let entered = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    let handler = Provider<Disposable>(
+      scope: RequestScope(), name: "handler", onDiscard: { $0.discarded() }
+    ) { pod in
+      let session = pod.resolve(session)
+      entered.signal()
+      waitWithWatchdog(gate)
+      return ledger.add(Disposable("handler", from: [session]))
+    }
+    let requestCount = 8
+    let requests = Shared<[Pod?]>(
+      (0..<requestCount).map { _ in Pod(parent: app, scopes: [RequestScope()]) })
+    let sessions = requests.withLock { $0 }.map { $0!.resolve(session) }
+    let threads = (0..<requestCount).map { index in
+      startThread {
+        let request = requests.withLock { $0[index] }!
+        _ = request.resolve(handler)
+      }
+    }
+    for _ in 0..<requestCount {
+      guard waitOrFail(entered, "the requests' builds") else { return }
+    }
+    let shutdown = Task { try await app.shutdown() }
+    #expect(app.waitUntil { app.engine.state.withLock { _ in app.engine.pod.shutdown != nil } })
+    for _ in 0..<requestCount { gate.signal() }
+    for done in threads { guard waitOrFail(done, "a request's thread") else { return } }
+    try await shutdown.value
+    requests.withLock { $0 = [] }
+    #expect(sessions.allSatisfy { $0.discardCount == 1 })
+    #expect(ledger.disposedTwice == [])
+    #expect(app.invariantViolations == [])
+  }
+
+  @Test("weak, always-new, throwing and family providers inside request builds")
+  func otherKindsInsideRequestBuilds() throws {
+    struct Failure: Error {}
+    let app = Pod()
+    let ledger = Ledger()
+    let fresh = Counter()
+    let alwaysNew = Provider<Instance>(scope: AlwaysCreateNewScope(), name: "always new") { _ in
+      Instance("new", serial: fresh.next())
+    }
+    let weak = Provider<Instance>(scope: WeakScope(), name: "weak") { _ in
+      Instance("weak", serial: fresh.next())
+    }
+    // Fails at its first attempt in each request.
+    let attempts = Shared(0)
+    let flaky = ThrowingProvider<Instance>(scope: RequestScope(), name: "flaky") { _ in
+      let attempt = attempts.withLock {
+        $0 += 1
+        return $0
+      }
+      if attempt == 1 { throw Failure() }
+      return Instance("flaky", serial: 0)
+    }
+    let member = ProviderFamily<Int, Disposable>(
+      scope: RequestScope(), name: "member", onDiscard: { $0.discarded() }
+    ) { _, index in ledger.add(Disposable("member \(index)")) }
+    let handler = Provider<Disposable>(
+      scope: RequestScope(), name: "handler", onDiscard: { $0.discarded() }
+    ) { pod in
+      let first = pod.resolve(alwaysNew)
+      let second = pod.resolve(alwaysNew)
+      _ = pod.resolve(weak)
+      let flakyResult = (try? pod.resolve(flaky)) ?? (try? pod.resolve(flaky))
+      let members = [pod.resolve(member(1)), pod.resolve(member(2))]
+      precondition(first !== second && flakyResult != nil)
+      return ledger.add(Disposable("handler", from: members))
+    }
+    for _ in 0..<3 {
+      attempts.withLock { $0 = 0 }
+      var request: Pod? = Pod(parent: app, scopes: [RequestScope()])
+      let built = request!.resolve(handler)
+      #expect(request!.resolve(handler) === built)
+      #expect(built.from[0] === request!.resolve(member(1)))
+      #expect(try request!.resolve(flaky).label == "flaky")
+      #expect(app.invariantViolations == [])
+      request = nil
+      #expect(built.discardCount == 1)
+      #expect(built.from.allSatisfy { $0.discardCount == 1 })
+    }
+    #expect(ledger.notDisposedOnce == [])
+    #expect(app.invariantViolations == [])
+  }
+
   @Test("request pods on eight threads, beside app clears, overrides and new singletons")
   func requestsBesideAppChanges() {
     let app = Pod()
