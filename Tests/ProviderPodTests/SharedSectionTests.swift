@@ -58,6 +58,13 @@ private final class Ledger: Sendable {
   }
 }
 
+/// A warmable provider of the user's own, which warms up by resolving through the pod.
+private struct WarmedThroughPod: WarmableProvider {
+  let provider: Provider<Instance>
+  var name: String { provider.name }
+  func warmUp(in pod: Pod) async throws { _ = pod.resolve(provider) }
+}
+
 /// The app's pod of the stress-like tests, in a global as an app keeps it.
 private let sharedSectionApp = PodHolder()
 
@@ -254,6 +261,36 @@ struct SharedSectionTests {
     #expect(ledger.instances.filter { $0.label == "handler" }.allSatisfy { $0.discardCount <= 1 })
   }
 
+  @Test("a request's build warming up through its pod on another task records what it resolves")
+  func warmUpOnAnotherTaskFromARequestBuild() {
+    let app = Pod()
+    let config = instanceProvider("config", scope: AppScope())
+    let builds = Counter()
+    // The builder hands its context to a task and waits for it, as a builder may; the task
+    // resolves through the request's pod itself. On an executor of its own: tests running at
+    // the same time may block every thread of the shared pool.
+    let executor = SerialTaskExecutor()
+    let handler = Provider(scope: RequestScope(), name: "handler") { context in
+      let done = DispatchSemaphore(value: 0)
+      Task(executorPreference: executor) {
+        try? await context.warmUp(WarmedThroughPod(provider: config))
+        done.signal()
+      }
+      waitWithWatchdog(done)
+      return Instance("handler", serial: builds.next())
+    }
+    _ = app.resolve(config)
+    let request = Pod(parent: app, scopes: [RequestScope()])
+    let first = Shared<Instance?>(nil)
+    // On a thread of its own: the builder blocks, and the task needs a pool thread.
+    runUntilThreadEnds { first.withLock { $0 = request.resolve(handler) } }
+    app.clearCachedInstances(forScope: AppScope())
+    #expect(
+      request.resolve(handler) !== first.withLock { $0 },
+      "the handler was built from the config, which was cleared")
+    #expect(app.invariantViolations == [])
+  }
+
   @Test("a builder that resolves through the request pod itself sees what its context sees")
   func builderThroughThePodItself() {
     let app = Pod()
@@ -342,7 +379,9 @@ struct SharedSectionTests {
   func appShutDownWhileRequestsBuild() async throws {
     let app = Pod()
     let ledger = Ledger()
-    let config = Provider<Disposable>(scope: AppScope(), name: "config", onDiscard: { $0.discarded() }) {
+    let config = Provider<Disposable>(
+      scope: AppScope(), name: "config", onDiscard: { $0.discarded() }
+    ) {
       _ in ledger.add(Disposable("config"))
     }
     let session = Provider<Disposable>(
