@@ -68,10 +68,15 @@ enum RequestsBesideAppChanges {
 
   static let sessionProvider = Provider<Node>(
     scope: RequestScope(), name: "session", onDiscard: { dispose($0) }
-  ) { pod in Node(sessions, from: [pod.resolve(clientProvider)]) }
+  ) { pod in
+    // Through the app's pod in the global, as a builder that reaches the app directly does:
+    // the session depends on the client all the same.
+    let client = app.value.map { $0.resolve(clientProvider) } ?? pod.resolve(clientProvider)
+    return Node(sessions, from: [client])
+  }
 
-  /// Built from the request's session, the app's config and a fresh singleton; the last
-  /// through the app's pod in the global, as a handler that reaches the app directly does.
+  /// Built from the request's session, the app's config and a singleton the app may not
+  /// have built yet.
   static let handlerProvider = Provider<Node>(
     scope: RequestScope(), name: "handler",
     onDiscard: { handler in

@@ -291,6 +291,28 @@ struct SharedSectionTests {
     #expect(app.invariantViolations == [])
   }
 
+  @Test("a request pod that overrides what an app singleton is built from gets its own")
+  func requestOverridesWhatAnAppSingletonUses() {
+    let app = Pod()
+    let client = instanceProvider("client")
+    let service = instanceProvider("service", dependencies: [client])
+    let handler = instanceProvider("handler", scope: RequestScope(), dependencies: [service])
+    let appService = app.resolve(service)
+    for round in 0..<3 {
+      let faked = round != 1
+      let request = Pod(
+        parent: app, scopes: [RequestScope()],
+        overrides: faked ? [client.override { _ in Instance("fake client", serial: round) }] : [])
+      let built = request.resolve(handler)
+      let expected = faked ? "fake client" : "client"
+      #expect(built.dependencies.first?.dependencies.first?.label == expected)
+      #expect((built.dependencies.first === appService) == !faked)
+      #expect(request.resolve(service).dependencies.first?.label == expected)
+      #expect(app.invariantViolations == [])
+    }
+    #expect(app.resolve(service) === appService)
+  }
+
   @Test("a builder that resolves through the request pod itself sees what its context sees")
   func builderThroughThePodItself() {
     let app = Pod()
