@@ -313,6 +313,48 @@ struct SharedSectionTests {
     #expect(app.resolve(service) === appService)
   }
 
+  // A context kept past its build reaches the request pod's engine after the pod itself has
+  // gone: its resolves look at the pod's overrides while the pod going away takes them out.
+  // The thread sanitizer reports the two if they are not ordered.
+  @Test("a kept context resolving while its request pod, which overrides, goes away")
+  func keptContextWhileItsOverridingPodGoesAway() {
+    let app = Pod()
+    let config = instanceProvider("config")
+    let session = instanceProvider("session", scope: RequestScope(), dependencies: [config])
+    let kept = Shared<BuildContext?>(nil)
+    let handler = Provider<Instance>(scope: RequestScope(), name: "handler") { context in
+      kept.withLock { $0 = context }
+      return Instance("handler", serial: 0, dependencies: [context.resolve(session)])
+    }
+    let rounds = underThreadSanitizer ? 100 : 300
+    for round in 0..<rounds {
+      let holder = PodHolder()
+      holder.pod = Pod(
+        parent: app, scopes: [RequestScope()],
+        overrides: [config.override { _ in Instance("request's config", serial: round) }])
+      _ = holder.pod.resolve(handler)
+      let context = kept.withLock { $0 }!
+      let started = DispatchSemaphore(value: 0)
+      let stop = Shared(false)
+      let resolving = startThread {
+        started.signal()
+        // No lock between resolves but the pod's own: what orders them with the pod going
+        // away is the engine's.
+        while true {
+          // Once the pod has gone, its overrides go with it: either config will do.
+          _ = context.resolve(session)
+          if stop.withLock({ $0 }) { break }
+        }
+      }
+      guard waitOrFail(started, "the resolving thread") else { return }
+      holder.pod = nil
+      stop.withLock { $0 = true }
+      guard waitOrFail(resolving, "the resolving thread") else { return }
+      kept.withLock { $0 = nil }
+    }
+    #expect(app.invariantViolations == [])
+  }
+
   @Test("a builder that resolves through the request pod itself sees what its context sees")
   func builderThroughThePodItself() {
     let app = Pod()
