@@ -474,7 +474,10 @@ struct SharedSectionTests {
     for _ in 0..<requestCount {
       guard waitOrFail(entered, "the requests' builds") else { return }
     }
-    let shutdown = Task { try await app.shutdown() }
+    // On an executor of its own: tests running at the same time may block every thread of
+    // the shared pool.
+    let executor = SerialTaskExecutor()
+    let shutdown = Task(executorPreference: executor) { try await app.shutdown() }
     #expect(app.waitUntil { app.engine.state.withLock { _ in app.engine.pod.shutdown != nil } })
     for _ in 0..<requestCount { gate.signal() }
     for done in threads { guard waitOrFail(done, "a request's thread") else { return } }
