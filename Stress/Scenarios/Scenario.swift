@@ -16,6 +16,7 @@ let allScenarios: [Scenario] = [
   StaleAfterChange.scenario,
   ChildPods.scenario,
   LateJoiningChildren.scenario,
+  RequestsBesideAppChanges.scenario,
   WatchersAndAsync.scenario,
   ValueKinds.scenario,
   NestedThreadBuilds.scenario,

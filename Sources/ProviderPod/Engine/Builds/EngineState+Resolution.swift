@@ -40,8 +40,11 @@ extension EngineState {
   ) -> ResolveStep {
     join(pod)
     let key = provider.key
-    // Thread builds are not counted: the thread's own stack tells.
-    if callerUnknown, runningBuilds > 0 || ThreadRecord.isBuilding {
+    // Thread builds are not counted: the thread's own stack tells. Nor are builds begun in
+    // shared sections; a warm-up binds such a build to a task of its own, which the gate
+    // counts while it runs.
+    if callerUnknown, runningBuilds > 0 || ThreadRecord.isBuilding || threadBuildGate.hasAsyncBuilds
+    {
       return .callerFinished
     }
     if let caller {
