@@ -14,7 +14,9 @@ internal import CProviderPod
 ///
 /// **What a shared section may read and write.** It may read anything only exclusive sections
 /// write: the tree's counters and watchers, the root pod's slots, entries, overrides and life,
-/// and the request pod's own overrides, owned scopes, parent and children. It writes:
+/// and the request pod's parent, owned scopes and children; and, under the pod's lock, the
+/// request pod's own tables, overrides included (its release in a shared section takes them
+/// away). It writes:
 /// - the request pod's own record, slots and the frames of its builds, under the pod's lock
 ///   (`pp_pod_lock`, a stripe chosen by the pod's address), which every shared section of the
 ///   pod holds from its first read of the pod to its last write;
@@ -43,6 +45,11 @@ extension EngineState {
     // A resolve through the pod itself may be nested in a build that only the exclusive side
     // looks for: one on this thread, or one of an exclusive section anywhere.
     if callerUnknown, tree.runningBuilds > 0 || ThreadRecord.isBuilding { return nil }
+    guard provider.family == nil, !provider.valueIsOutcome else { return nil }
+    pod.lockSharedSections()
+    defer { pod.unlockSharedSections() }
+    // Under the pod's lock: a shared section of the same pod going away (its `Pod` let go of
+    // while a context kept past a build resolves through it) takes the pod's overrides away.
     // An override of the request pod's own (the request's data, given with `withValue:`) is
     // built and cached in the pod, as an instance of a scope it owns is; one of the root's
     // applies to the pods below it too, and is the exclusive side's.
@@ -50,11 +57,9 @@ extension EngineState {
     if let applied, applied.pod !== pod || applied.record.family != nil { return nil }
     let override = applied?.record
     let scope = override?.scope ?? provider.scope
-    guard scope.kind == .singleton || scope.kind == .custom, provider.family == nil,
-      !provider.valueIsOutcome, !scope.requiresOwningPod || pod.ownsInChain(scope.key)
+    guard scope.kind == .singleton || scope.kind == .custom,
+      !scope.requiresOwningPod || pod.ownsInChain(scope.key)
     else { return nil }
-    pod.lockSharedSections()
-    defer { pod.unlockSharedSections() }
     var owner: Frame?
     if let caller {
       // The build that records what it resolves must be one of this pod's own, which this
