@@ -6,7 +6,11 @@
 /// new pod with 100 dependencies 11% more). Access is exclusive all the same, because every
 /// field is read and written only while holding the tree's lock (one `Locked<EngineState>` per
 /// tree), by `EngineState`'s methods and by closures passed to `withLock`; none of them calls
-/// user code or hands out an `inout` access that outlives the call. Two fields are read
+/// user code or hands out an `inout` access that outlives the call. A request pod's shared
+/// sections (`EngineState+SharedSections`), which never run beside a `withLock` section, write
+/// only their own pod's record and slots, under that pod's lock, and in the root pod only its
+/// list of children and its slots' `dependents` and `recordedBy`, under the tree's crossing
+/// lock; what else they read, only `withLock` sections write. Two fields are read
 /// without the lock: `PodRecord.owner`, written once, by the pod's initializer, before anything
 /// else can reach the record; and `PodRecord.isJoined`, read by the pod's own deinit, after
 /// every thread that could have written it (under the lock) has let go of the pod (see
@@ -15,7 +19,8 @@
 /// One pod's tables inside its tree's engine state: the pod's cached instances, overrides and
 /// scope bookkeeping, and where it sits among its parent and children.
 ///
-/// Every pod of a tree shares one lock, and every field here is guarded by it. A tree with one
+/// Every pod of a tree shares one lock, and every field here is guarded by it (and, in a request
+/// pod's shared sections, by the smaller locks the header above names). A tree with one
 /// lock is what lets a discard in a parent reach what a child built from the parent's
 /// instance in the same step, and lets a child share its parent's build in progress.
 final class PodRecord {
