@@ -113,21 +113,27 @@ extension EngineState {
       }
       if slot.entry?.hasDisposal == true { hasDisposals = true }
     }
-    if hasDisposals {
-      let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
-      result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
-    }
-    // The slots keep their instances until they are freed, after the lock; `discard` skips
-    // them.
-    swap(&result.slots, &pod.slots)
-    swap(&result.overrides, &pod.overrides)
-    swap(&result.scopeMembers, &pod.scopeMembers)
-    swap(&result.familySlots, &pod.familySlots)
+    Self.handOver(pod, hasDisposals: hasDisposals, to: &result)
     if pod.parent == nil {
       result.objects.append(contentsOf: spareFrames)
       spareFrames = []
     }
     return result
+  }
+
+  /// The last of a pod's release, once nothing else points into its slots: the instances with
+  /// hooks to run, dependents first, and the pod's tables, handed over whole. The slots keep
+  /// their instances until they are freed, after the lock; `discard` skips them.
+  @inline(__always)
+  static func handOver(_ pod: PodRecord, hasDisposals: Bool, to result: inout ReleasedPod) {
+    if hasDisposals {
+      let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
+      result.disposals = dependentsFirst(removed).filter(\.hasDisposal)
+    }
+    swap(&result.slots, &pod.slots)
+    swap(&result.overrides, &pod.overrides)
+    swap(&result.scopeMembers, &pod.scopeMembers)
+    swap(&result.familySlots, &pod.familySlots)
   }
 
   /// The removed instances ordered so that every instance comes before those it was built

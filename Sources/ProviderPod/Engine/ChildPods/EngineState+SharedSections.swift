@@ -228,14 +228,7 @@ extension EngineState {
         slot.linkTarget = nil
       }
     }
-    if hasDisposals {
-      let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
-      result.disposals = Self.dependentsFirst(removed).filter(\.hasDisposal)
-    }
-    swap(&result.slots, &pod.slots)
-    swap(&result.overrides, &pod.overrides)
-    swap(&result.scopeMembers, &pod.scopeMembers)
-    swap(&result.familySlots, &pod.familySlots)
+    handOver(pod, hasDisposals: hasDisposals, to: &result)
     return result
   }
 }
