@@ -14,6 +14,34 @@ import Testing
 private struct RequestScope: ProviderScope {}
 private struct AppScope: ProviderScope {}
 
+/// Starts a request pod's first build of a handler made from `config` on a thread of its own,
+/// runs `change` (given the request pod) while that build waits inside its builder, after it
+/// read `config`, then lets the build end. Returns the request pod and the handler; nil, having
+/// recorded the hang, if a thread never got there.
+private func whileFirstRequestBuildRuns(
+  in app: Pod, builtFrom config: Provider<Instance>, _ change: (Pod) -> Void
+) -> (request: Pod, handler: Provider<Instance>)? {
+  let entered = DispatchSemaphore(value: 0)
+  let gate = DispatchSemaphore(value: 0)
+  let builds = Counter()
+  let handler = Provider<Instance>(scope: RequestScope(), name: "handler") { pod in
+    let serial = builds.next()
+    let config = pod.resolve(config)
+    if serial == 1 {
+      entered.signal()
+      waitWithWatchdog(gate)
+    }
+    return Instance("handler", serial: serial, dependencies: [config])
+  }
+  let request = Pod(parent: app, scopes: [RequestScope()])
+  let done = startThread { _ = request.resolve(handler) }
+  guard waitOrFail(entered, "the request's build") else { return nil }
+  change(request)
+  gate.signal()
+  guard waitOrFail(done, "the request's thread") else { return nil }
+  return (request, handler)
+}
+
 /// An instance that counts its discards, for hooks that must run exactly once.
 private final class Disposable: Sendable {
   let label: String
@@ -114,25 +142,11 @@ struct SharedSectionTests {
     let config = Provider<Instance>(scope: AppScope(), name: "config") { _ in
       Instance("config", serial: configBuilds.next())
     }
-    let entered = DispatchSemaphore(value: 0)
-    let gate = DispatchSemaphore(value: 0)
-    let builds = Counter()
-    let handler = Provider<Instance>(scope: RequestScope(), name: "handler") { pod in
-      let serial = builds.next()
-      let config = pod.resolve(config)
-      if serial == 1 {
-        entered.signal()
-        waitWithWatchdog(gate)
-      }
-      return Instance("handler", serial: serial, dependencies: [config])
-    }
     _ = app.resolve(config)
-    let request = Pod(parent: app, scopes: [RequestScope()])
-    let done = startThread { _ = request.resolve(handler) }
-    guard waitOrFail(entered, "the request's build") else { return }
-    app.clearCachedInstances(forScope: AppScope())
-    gate.signal()
-    guard waitOrFail(done, "the request's thread") else { return }
+    let paused = whileFirstRequestBuildRuns(in: app, builtFrom: config) { _ in
+      app.clearCachedInstances(forScope: AppScope())
+    }
+    guard let (request, handler) = paused else { return }
     // The clear returned before the build ended: the handler must come from the new config.
     let current = app.resolve(config)
     #expect(request.resolve(handler).dependencies.first === current)
@@ -143,25 +157,11 @@ struct SharedSectionTests {
   func appOverrideDuringRequestBuild() {
     let app = Pod()
     let config = instanceProvider("config")
-    let entered = DispatchSemaphore(value: 0)
-    let gate = DispatchSemaphore(value: 0)
-    let builds = Counter()
-    let handler = Provider<Instance>(scope: RequestScope(), name: "handler") { pod in
-      let serial = builds.next()
-      let config = pod.resolve(config)
-      if serial == 1 {
-        entered.signal()
-        waitWithWatchdog(gate)
-      }
-      return Instance("handler", serial: serial, dependencies: [config])
-    }
     _ = app.resolve(config)
-    let request = Pod(parent: app, scopes: [RequestScope()])
-    let done = startThread { _ = request.resolve(handler) }
-    guard waitOrFail(entered, "the request's build") else { return }
-    app.overrideProvider(config) { _ in Instance("fake config", serial: 0) }
-    gate.signal()
-    guard waitOrFail(done, "the request's thread") else { return }
+    let paused = whileFirstRequestBuildRuns(in: app, builtFrom: config) { _ in
+      app.overrideProvider(config) { _ in Instance("fake config", serial: 0) }
+    }
+    guard let (request, handler) = paused else { return }
     #expect(request.resolve(handler).dependencies.first?.label == "fake config")
     app.removeOverrideProvider(config)
     #expect(request.resolve(handler).dependencies.first?.label == "config")
@@ -172,25 +172,11 @@ struct SharedSectionTests {
   func requestOverrideDuringRequestBuild() {
     let app = Pod()
     let config = instanceProvider("config")
-    let entered = DispatchSemaphore(value: 0)
-    let gate = DispatchSemaphore(value: 0)
-    let builds = Counter()
-    let handler = Provider<Instance>(scope: RequestScope(), name: "handler") { pod in
-      let serial = builds.next()
-      let config = pod.resolve(config)
-      if serial == 1 {
-        entered.signal()
-        waitWithWatchdog(gate)
-      }
-      return Instance("handler", serial: serial, dependencies: [config])
-    }
     _ = app.resolve(config)
-    let request = Pod(parent: app, scopes: [RequestScope()])
-    let done = startThread { _ = request.resolve(handler) }
-    guard waitOrFail(entered, "the request's build") else { return }
-    request.overrideProvider(config) { _ in Instance("request's config", serial: 0) }
-    gate.signal()
-    guard waitOrFail(done, "the request's thread") else { return }
+    let paused = whileFirstRequestBuildRuns(in: app, builtFrom: config) { request in
+      request.overrideProvider(config) { _ in Instance("request's config", serial: 0) }
+    }
+    guard let (request, handler) = paused else { return }
     #expect(request.resolve(handler).dependencies.first?.label == "request's config")
     #expect(app.invariantViolations == [])
   }
