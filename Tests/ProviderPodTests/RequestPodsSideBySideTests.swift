@@ -109,4 +109,84 @@ struct RequestPodsSideBySideTests {
     app.clearCachedInstance(of: repository)
     #expect(app.invariantViolations == [])
   }
+
+  @Test("a request pod's build, its reads and its release wait for no sibling's work")
+  func requestTakesNoExclusiveSection() {
+    let app = Pod()
+    let database = instanceProvider("database")
+    let handler = Provider(scope: StepScope(), name: "handler") { pod in
+      (number: pod.resolve(requestNumber), database: pod.resolve(database))
+    }
+    let appDatabase = app.resolve(database)
+    let before = app.exclusiveSectionsEntered
+    do {
+      let pod = Pod(
+        parent: app, scopes: [StepScope()], overrides: [requestNumber.override(withValue: 7)])
+      let built = pod.resolve(handler)
+      #expect(built.number == 7 && built.database === appDatabase)
+    }
+    #expect(app.exclusiveSectionsEntered == before)
+    #expect(app.childCount == 0)
+    #expect(app.invariantViolations == [])
+  }
+
+  @Test("an observed request pod reports what it builds and reads, and waits for no sibling")
+  func observedRequestReports() {
+    let appEvents = EventRecorder()
+    let app = Pod(observer: appEvents)
+    let database = instanceProvider("database")
+    let handler = Provider(scope: StepScope(), name: "handler") { pod in
+      (number: pod.resolve(requestNumber), database: pod.resolve(database))
+    }
+    let appDatabase = app.resolve(database)
+    _ = appEvents.take()
+    let requestEvents = EventRecorder()
+    let pod = Pod(
+      parent: app, scopes: [StepScope()], overrides: [requestNumber.override(withValue: 7)],
+      observer: requestEvents)
+    _ = requestEvents.take()
+    let before = app.exclusiveSectionsEntered
+    let built = pod.resolve(handler)
+    let again = pod.resolve(handler)
+    #expect(app.exclusiveSectionsEntered == before)
+    #expect(built.number == 7 && built.database === appDatabase)
+    #expect(again.number == 7 && again.database === appDatabase)
+    #expect(
+      requestEvents.take() == [
+        .built(provider: "requestNumber", scope: "StepScope"),
+        .built(provider: "handler", scope: "StepScope"),
+        .reused(provider: "handler", scope: "StepScope"),
+      ])
+    // The app's instance is reported by the app's pod, which owns it.
+    #expect(appEvents.take() == [.reused(provider: "database", scope: "SingletonScope")])
+    #expect(app.invariantViolations == [])
+  }
+
+  @Test("an observed request pod reports a provider made again, as any observed pod does")
+  func observedRequestReportsRecreation() {
+    let app = Pod()
+    let recorder = EventRecorder()
+    let pod = Pod(parent: app, scopes: [StepScope()], observer: recorder)
+    let first = pod.resolve(RequestComputed.handler)
+    let before = app.exclusiveSectionsEntered
+    let second = pod.resolve(RequestComputed.handler)
+    #expect(app.exclusiveSectionsEntered == before)
+    #expect(first !== second)
+    #expect(
+      recorder.take() == [
+        .built(provider: "handler", scope: "StepScope"),
+        .built(provider: "handler", scope: "StepScope"),
+        .providerRecreated(provider: "handler", declaration: RequestComputed.site),
+      ])
+  }
+}
+
+/// A handler declared as a computed property: a new provider on every use, the mistake an
+/// observer reports.
+private enum RequestComputed {
+  static var handler: Provider<Instance> {
+    Provider(scope: StepScope(), name: "handler") { _ in Instance("handler", serial: 0) }
+  }
+  static let site = "RequestPodsSideBySideTests.swift:\(line):13"
+  static let line = #line - 3
 }

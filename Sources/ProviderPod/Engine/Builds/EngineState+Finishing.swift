@@ -90,7 +90,7 @@ extension EngineState {
           if entry.scope.kind != .singleton {
             home.addMember(homeSlot, of: entry.scope.key)
           }
-          if reporting { captiveDependencies(of: entry, cachedIn: homeSlot, events: &events) }
+          if reporting { Self.captiveDependencies(of: entry, cachedIn: homeSlot, events: &events) }
           recordDependency(on: homeSlot, from: caller)
           // A caller in a pod below may have come to shadow what the instance was built
           // from while it was built (an override added meanwhile): it gets the value, but

@@ -179,7 +179,7 @@ extension EngineState {
     // Read where it is: copying the entry out would retain everything it holds.
     if let held = slot.heldStrongValue {
       recordDependency(on: owner, from: caller)
-      if reporting { events.append(reused(slot, of: owner)) }
+      if reporting { events.append(Self.reused(slot, of: owner)) }
       // A resolve through the pod itself (no build asking) publishes the instance, so the
       // reads that follow take no lock. Found here rather than by a locked look before the
       // resolve: that look cost every first resolve of a provider a second trip through the
@@ -192,7 +192,7 @@ extension EngineState {
     guard slot.entry != nil else { return nil }
     if let object = slot.entry?.weakObject {
       recordDependency(on: owner, from: caller)
-      if reporting { events.append(reused(slot, of: owner)) }
+      if reporting { events.append(Self.reused(slot, of: owner)) }
       return .cachedObject(UncheckedSendable(value: object))
     }
     if owner !== slot { _ = removeEntry(of: owner, released: &released) }
@@ -200,7 +200,8 @@ extension EngineState {
     return nil
   }
 
-  private func reused(_ slot: Slot, of owner: Slot) -> ReportedEvent {
+  /// The event of a cached instance reused: reported by the pod that owns it.
+  static func reused(_ slot: Slot, of owner: Slot) -> ReportedEvent {
     let scope = slot.entry?.scope.name ?? ""
     return ReportedEvent(pod: owner.pod, event: .reused(provider: owner.info.name, scope: scope))
   }

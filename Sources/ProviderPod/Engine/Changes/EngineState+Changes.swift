@@ -103,7 +103,7 @@ extension EngineState {
   }
 
   /// Reports dependencies that will be cleared more often than the instance built from them.
-  func captiveDependencies(
+  static func captiveDependencies(
     of entry: CacheEntry, cachedIn holder: Slot, events: inout [ReportedEvent]
   ) {
     guard entry.scope.kind == .singleton || entry.scope.kind == .custom else { return }

@@ -29,8 +29,9 @@ internal import CProviderPod
 ///   inside it is seen on the thread's own stack, which is what a synchronous build needs), and
 ///   takes its frame from its thread's idle frames and gives it back there.
 ///
-/// Only a child of the root pod runs shared sections, and only when nobody observes it, nothing
-/// watches instances in the tree and no async build runs: each section checks everything it
+/// Only a child of the root pod runs shared sections, and only when nothing watches instances
+/// in the tree and no async build runs (an observer's events are collected as the exclusive
+/// side collects them, and reported after the section): each section checks everything it
 /// relies on before it writes anything, and returns nil, having changed nothing, for the
 /// exclusive section to do the work instead.
 extension EngineState {
@@ -39,7 +40,8 @@ extension EngineState {
   /// build of an instance in a scope the pod owns. Nil where `step` must decide.
   static func sharedStep(
     for provider: ProviderInfo, in pod: PodRecord, from caller: Frame?, callerUnknown: Bool,
-    treeID: ObjectIdentifier, tree: SharedTree, released: inout [AnyObject]
+    treeID: ObjectIdentifier, tree: SharedTree, reporting: Bool, events: inout [ReportedEvent],
+    released: inout [AnyObject]
   ) -> ResolveStep? {
     guard let root = pod.parent, tree.mayRun(in: pod, root: root) else { return nil }
     // A resolve through the pod itself may be nested in a build that only the exclusive side
@@ -74,12 +76,16 @@ extension EngineState {
     if let existing {
       guard existing.build == nil else { return nil }
       if existing.entry != nil {
-        // A resolve through the pod itself publishes what it finds: the exclusive side's.
-        guard let owner, let held = existing.heldStrongValue else { return nil }
+        // A resolve through the pod itself publishes what it finds, unless the pod is
+        // observed (each read is reported): the exclusive side's.
+        guard owner != nil || reporting, let held = existing.heldStrongValue else { return nil }
         let target = existing.linkTarget ?? existing
-        guard recordShared(on: target, by: owner, in: pod, root: root, tree: tree) else {
-          return nil
+        if let owner {
+          guard recordShared(on: target, by: owner, in: pod, root: root, tree: tree) else {
+            return nil
+          }
         }
+        if reporting { events.append(reused(existing, of: target)) }
         return .cached(held)
       }
     }
@@ -94,6 +100,7 @@ extension EngineState {
       shallowestShadowing(target, from: pod, below: root) == nil,
       recordShared(on: target, by: owner, in: pod, root: root, tree: tree)
     else { return nil }
+    if reporting { events.append(reused(target, of: target)) }
     return .cached(held)
   }
 
@@ -146,7 +153,7 @@ extension EngineState {
   /// decide.
   static func sharedFinish(
     _ frame: inout Frame, entry: inout CacheEntry?, caller: Frame?, tree: SharedTree,
-    released: inout [AnyObject]
+    reporting: Bool, events: inout [ReportedEvent], released: inout [AnyObject]
   ) -> Bool {
     guard let pod = frame.pod, let root = pod.parent, tree.mayRun(in: pod, root: root) else {
       return false
@@ -173,6 +180,11 @@ extension EngineState {
     var cached = entry.take()!
     cached.dependencies = dependencies
     let scope = cached.scope
+    if reporting {
+      events.append(
+        ReportedEvent(pod: pod, event: .built(provider: slot.info.name, scope: scope.name)))
+      captiveDependencies(of: cached, cachedIn: slot, events: &events)
+    }
     slot.entry = cached
     slot.isKept = true
     if scope.kind != .singleton { pod.addMember(slot, of: scope.key) }

@@ -214,6 +214,18 @@ extension Pod {
     #endif
   }
 
+  /// How many times the lock of this pod's tree was taken for a section that runs alone
+  /// (debug builds; 0 in release), for tests that a request pod's own work runs beside its
+  /// siblings'. Read without the lock, which would count itself: only while no other thread
+  /// uses the tree.
+  var exclusiveSectionsEntered: Int {
+    #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+      engine.state.exclusiveSectionsEntered
+    #else
+      0
+    #endif
+  }
+
   /// How many child pods this pod has alive and listed (those used at least once), for tests
   /// that children leave nothing behind.
   var childCount: Int {

@@ -50,6 +50,12 @@ final class Locked<State>: @unchecked Sendable {
   /// For a tree's state: the words of its shared sections (see `withShared`), kept alive by
   /// the state itself (its `ThreadBuildGate`). Nil for a lock with no shared side.
   private let sharedSections: UnsafeMutablePointer<pp_tree_words>?
+  #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+    /// Exclusive sections entered so far, counted inside them: for tests that a request pod's
+    /// own work takes none. Debug builds only: a release build writes nothing here, since
+    /// shared sections read this object's other fields.
+    private(set) var exclusiveSectionsEntered = 0
+  #endif
 
   init(_ state: State, sharedSections: UnsafeMutablePointer<pp_tree_words>? = nil) {
     self.sharedSections = sharedSections
@@ -104,6 +110,9 @@ final class Locked<State>: @unchecked Sendable {
     // Inside the mutex: one writer at a time raises the flag and waits out shared sections.
     if let sharedSections { pp_exclusive_enter(sharedSections) }
     defer { if let sharedSections { pp_exclusive_exit(sharedSections) } }
+    #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+      exclusiveSectionsEntered += 1
+    #endif
     return try body(&state.pointee)
   }
 

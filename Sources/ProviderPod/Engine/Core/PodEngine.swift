@@ -14,8 +14,9 @@ final class PodEngine {
   /// and nobody observes it (the gate tells the rest).
   let mayBuildOnThread: Bool
   /// Whether this pod's own work may run in shared sections of the tree's lock, beside its
-  /// siblings': it is a child of the root, and nobody observes it (see
-  /// `EngineState+SharedSections`; the tree tells the rest, section by section).
+  /// siblings': it is a child of the root (see `EngineState+SharedSections`; the tree tells
+  /// the rest, section by section). An observer changes nothing: the events are collected in
+  /// the section and reported after it, as the exclusive side does.
   let runsSharedSections: Bool
   /// The tree's (see `ThreadBuildGate`).
   let threadBuildGate: ThreadBuildGate
@@ -57,7 +58,7 @@ final class PodEngine {
     threadBuildGate = parent.threadBuildGate
     isObserved = observer != nil || parent.isObserved
     mayBuildOnThread = false
-    runsSharedSections = !isObserved && parent.pod.parent == nil
+    runsSharedSections = parent.pod.parent == nil
     // Not listed among the parent's children yet: it joins at its first use, under the lock
     // that use takes anyway (`EngineState.join`).
   }
@@ -145,7 +146,10 @@ final class PodEngine {
     var caller = caller
     var callerUnknown = callerUnknown
     let reporting = isObserved
-    if runsSharedSections, let step = sharedStep(info, from: caller, callerUnknown: callerUnknown) {
+    if runsSharedSections,
+      let step = sharedStep(
+        info, from: caller, callerUnknown: callerUnknown, reporting: reporting)
+    {
       return step
     }
     while true {
@@ -183,17 +187,20 @@ final class PodEngine {
 
   /// `step` in a shared section of the tree's lock, where it can decide alone.
   private func sharedStep(
-    _ info: ProviderInfo, from caller: Frame?, callerUnknown: Bool
+    _ info: ProviderInfo, from caller: Frame?, callerUnknown: Bool, reporting: Bool
   ) -> Prepared? {
     var released: [AnyObject] = []
+    var events: [ReportedEvent] = []
     let step = state.withShared {
       EngineState.sharedStep(
         for: info, in: pod, from: caller, callerUnknown: callerUnknown, treeID: treeID,
-        tree: sharedTree($0), released: &released)
+        tree: sharedTree($0), reporting: reporting, events: &events, released: &released)
     }
     withExtendedLifetime(released) {}
     switch step {
-    case .cached(let held): return .cached(held)
+    case .cached(let held):
+      if reporting { report(events) }
+      return .cached(held)
     case .build(let frame, let override): return .build(frame, override: override, caller: caller)
     default: return nil
     }
@@ -222,7 +229,14 @@ final class PodEngine {
       ? makeEntry(caching: value, in: frame, override: override, onDiscard: provider.onDiscard)
       : nil
     if frame.startedShared {
-      guard let leftover = finishShared(&frame, entry: consume entry, caller: caller) else {
+      let reporting = isObserved
+      var events: [ReportedEvent] = []
+      guard
+        let leftover = finishShared(
+          &frame, entry: consume entry, caller: caller, reporting: reporting, events: &events)
+      else {
+        if reporting { noteRecreation(of: provider.info, into: &events) }
+        if reporting { report(events) }
         return
       }
       return finishExclusively(provider, in: &frame, entry: leftover, caller: caller)
@@ -264,14 +278,16 @@ final class PodEngine {
   /// done, else the entry back, for `finish`.
   @inline(never)
   private func finishShared(
-    _ frame: inout Frame, entry: consuming CacheEntry?, caller: Frame?
+    _ frame: inout Frame, entry: consuming CacheEntry?, caller: Frame?, reporting: Bool,
+    events: inout [ReportedEvent]
   ) -> CacheEntry?? {
     var entry = entry
     var released: [AnyObject] = []
     let finished =
       state.withShared {
         EngineState.sharedFinish(
-          &frame, entry: &entry, caller: caller, tree: sharedTree($0), released: &released)
+          &frame, entry: &entry, caller: caller, tree: sharedTree($0), reporting: reporting,
+          events: &events, released: &released)
       } ?? false
     withExtendedLifetime(released) {}
     return finished ? nil : .some(entry)

@@ -2,8 +2,9 @@ extension EngineState {
   /// The earlier providers made by the same expression as `provider` whose cached instance
   /// or override the pod still holds. Records `provider` as the latest of its kind if the
   /// pod caches it. Live weak instances found are added to `held`, to be let go of after the
-  /// lock.
-  mutating func lookalikeSuspects(
+  /// lock. Touches only the pod's own tables: it runs in a shared section of a request pod,
+  /// under the pod's lock, as well as under the tree's lock.
+  static func lookalikeSuspects(
     of provider: ProviderInfo, in pod: PodRecord, held: inout [AnyObject]
   ) -> [LookalikeSuspect] {
     let slots = pod.slots
@@ -35,7 +36,7 @@ extension EngineState {
 
   /// Whether `other` is another provider made by the expression that made `provider`: a
   /// family's members never are, among themselves.
-  private func isLookalike(
+  private static func isLookalike(
     _ other: ProviderInfo, of provider: ProviderInfo, lookalike: Lookalike
   ) -> Bool {
     guard other !== provider, Lookalike(other) == lookalike else { return false }
@@ -51,13 +52,31 @@ extension PodEngine {
     guard let declaration = provider.declaration ?? provider.family?.declaration else { return }
     var held: [AnyObject] = []
     let pod = self.pod
-    let suspects = state.withLock { $0.lookalikeSuspects(of: provider, in: pod, held: &held) }
+    let suspects = lookalikeSuspects(of: provider, held: &held)
     defer { withExtendedLifetime(held) {} }
     guard suspects.contains(where: \.isGone) else { return }
     events.append(
       ReportedEvent(
         pod: pod,
         event: .providerRecreated(provider: provider.name, declaration: declaration.site)))
+  }
+
+  /// The look itself: in a shared section for a request pod, beside its siblings, since it
+  /// reads and writes only the pod's own tables; else under the tree's lock.
+  private func lookalikeSuspects(
+    of provider: ProviderInfo, held: inout [AnyObject]
+  ) -> [LookalikeSuspect] {
+    let pod = self.pod
+    if runsSharedSections,
+      let suspects = state.withShared({ _ in
+        pod.lockSharedSections()
+        defer { pod.unlockSharedSections() }
+        return EngineState.lookalikeSuspects(of: provider, in: pod, held: &held)
+      })
+    {
+      return suspects
+    }
+    return state.withLock { _ in EngineState.lookalikeSuspects(of: provider, in: pod, held: &held) }
   }
 }
 
