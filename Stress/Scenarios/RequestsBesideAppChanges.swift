@@ -1,3 +1,4 @@
+import Dispatch
 import ProviderPod
 
 #if canImport(Glibc)
@@ -6,7 +7,8 @@ import ProviderPod
   import Darwin
 #endif
 
-/// Request pods on eight threads, each made, used and let go of per request, while other
+/// Request pods on eight threads, each made, used and let go of (or shut down, or observed)
+/// per request, while other
 /// threads clear the app's scope, override the app's client and take the override away, and
 /// make singletons the app has never built, which requests then build first. A request pod's
 /// own work runs beside its siblings' (the tree's lock held shared); every change runs alone.
@@ -91,6 +93,15 @@ enum RequestsBesideAppChanges {
     return Node(handlers, from: [session, config, fresh])
   }
 
+  /// Counts the handler builds an observed request reports: one per resolve that did not
+  /// reuse the handler, never more.
+  final class BuildCounter: PodObserver, @unchecked Sendable {
+    let builds = Locked(0)
+    func pod(_ pod: Pod, didReport event: PodEvent) {
+      if case .built("handler", _) = event { builds.withLock { $0 += 1 } }
+    }
+  }
+
   /// The oldest serial a request that starts now may see: raised after each change returns.
   static let configFloor = Floor()
   static let clientFloor = Floor()
@@ -141,7 +152,7 @@ enum RequestsBesideAppChanges {
           sched_yield()
         default:
           Serving.$request.withValue(index * 1_000_000_000 + operations + 1) {
-            serve(random.next(4))
+            serve(random.next(5))
           }
         }
         operations += 1
@@ -150,11 +161,13 @@ enum RequestsBesideAppChanges {
     }
   }
 
-  /// One request, on the global app's pod: resolves, checks, maybe clears, goes away.
+  /// One request, on the global app's pod: resolves, checks, maybe clears, goes away or is
+  /// shut down.
   private static func serve(_ style: Int) {
     guard let app = app.value else { return }
     let floors = (config: configFloor.current, client: clientFloor.current)
-    let request = Pod(parent: app, scopes: [RequestScope()])
+    let observer = style == 2 ? BuildCounter() : nil
+    let request = Pod(parent: app, scopes: [RequestScope()], observer: observer)
     let handler = request.resolve(handlerProvider)
     check(handler, against: floors)
     // Again, cached now unless a change discarded it: a change that returned meanwhile must
@@ -163,9 +176,27 @@ enum RequestsBesideAppChanges {
     let again = request.resolve(handlerProvider)
     check(again, against: later)
     if again === handler { _ = seenCached.withLock { $0.insert(handler.serial) } }
+    if let observer {
+      let builds = observer.builds.value
+      report.check(
+        builds == (again === handler ? 1 : 2),
+        "an observed request reported \(builds) builds of its handler")
+    }
     switch style {
     case 0: request.clearCachedInstances(forScope: RequestScope())
     case 1: _ = request.resolve(sessionProvider)
+    case 3:
+      // As a server's middleware ends each request, from this thread's point of view.
+      let done = DispatchSemaphore(value: 0)
+      Task {
+        do {
+          try await request.shutdown()
+        } catch {
+          report.check(false, "a request's shutdown threw \(error)")
+        }
+        done.signal()
+      }
+      done.wait()
     default: break
     }
   }

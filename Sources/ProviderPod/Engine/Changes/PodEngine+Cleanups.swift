@@ -24,16 +24,21 @@ extension PodEngine {
     }
     guard firstAsync < entries.count else { return }
     let pending = entries[firstAsync...].compactMap(\.cleanup)
-    let state = self.state
+    let cleanups = runningCleanups
     let done = Completion()
-    let id = state.withLock { $0.listCleanup(done) }
+    let id = cleanups.list(done)
     Task {
       await EnclosingCleanups.within([done]) {
         for cleanup in pending { try? await cleanup.run() }
       }
       done.complete()
-      state.withLock { $0.runningCleanups[id] = nil }
+      cleanups.unlist(id)
     }
+  }
+
+  /// The tree's list of running cleanups, read in a shared section where one may run.
+  var runningCleanups: RunningCleanups {
+    state.withShared { $0.state.runningCleanups } ?? state.withLock { $0.runningCleanups }
   }
 
   /// Whether the hook runs to its end on this thread: a synchronous one, or a main-actor one

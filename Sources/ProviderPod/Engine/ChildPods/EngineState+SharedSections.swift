@@ -204,7 +204,71 @@ extension EngineState {
     guard let root = pod.parent, tree.mayRun(in: pod, root: root) else { return nil }
     pod.lockSharedSections()
     defer { pod.unlockSharedSections() }
-    guard pod.isAlive, pod.shutdown == nil, pod.firstChild == nil else { return nil }
+    guard pod.firstChild == nil else { return nil }
+    var result = ReleasedPod()
+    if pod.shutdown != nil {
+      // Shut down before: its instances went then, and what is left is its empty slots.
+      guard pod.slots.values.allSatisfy({ $0.entry == nil && $0.build == nil }) else {
+        return nil
+      }
+      for slot in pod.slots.values { slot.dependents.removeAll() }
+      handOver(pod, hasDisposals: false, to: &result)
+      return result
+    }
+    guard pod.isAlive, let hasDisposals = detachable(pod, root: root) else { return nil }
+    pod.isAlive = false
+    detach(pod, tree: tree)
+    handOver(pod, hasDisposals: hasDisposals, to: &result)
+    return result
+  }
+
+  /// `beginShutdown` of a request pod, in a shared section: its instances taken out, its
+  /// cleanups planned and, when there are any, listed among the tree's running ones. Nil where
+  /// `beginShutdown` must do it (as for `sharedRelease`, or the pod was shut down already).
+  /// The pod's slots come back in `released`, to be freed after the section.
+  static func sharedShutdown(
+    of pod: PodRecord, progress: ShutdownProgress, tree: SharedTree, cleanups: RunningCleanups,
+    events: inout [ReportedEvent], released: inout ReleasedPod
+  ) -> ShutdownStart? {
+    guard let root = pod.parent, tree.mayRun(in: pod, root: root) else { return nil }
+    pod.lockSharedSections()
+    defer { pod.unlockSharedSections() }
+    guard pod.isAlive, pod.shutdown == nil, pod.firstChild == nil,
+      detachable(pod, root: root) != nil
+    else { return nil }
+    var owned: [(slot: Slot, entry: CacheEntry)] = []
+    for slot in pod.slots.values where slot.linkTarget == nil {
+      guard let entry = slot.entry else { continue }
+      owned.append((slot, entry))
+      // As `discard` reports each instance it takes out.
+      if pod.hasObserver {
+        events.append(
+          ReportedEvent(
+            pod: pod,
+            event: .discarded(
+              provider: slot.info.name, scope: entry.scope.name, reason: .podShutDown)))
+      }
+    }
+    let plan = CleanupPlan(owned)
+    owned = []
+    // A pod shut down before its first use never joined: it must not join later.
+    pod.isJoined = true
+    pod.shutdown = progress
+    pod.isAlive = false
+    detach(pod, tree: tree)
+    // Its overrides stay, as they do in a pod shut down by `beginShutdown`; the rest of its
+    // tables go with their instances.
+    swap(&released.slots, &pod.slots)
+    swap(&released.scopeMembers, &pod.scopeMembers)
+    swap(&released.familySlots, &pod.familySlots)
+    return start(plan, listedIn: cleanups)
+  }
+
+  /// Whether the instances of `pod`, a child of `root` with no children, can be taken out in a
+  /// shared section, and if so whether any has a hook: nil for a build still running, a
+  /// published instance, or an instance linked to or built from a root slot that could then
+  /// be pruned (the exclusive side's).
+  private static func detachable(_ pod: PodRecord, root: PodRecord) -> Bool? {
     var hasDisposals = false
     for slot in pod.slots.values {
       guard slot.build == nil, !slot.isPublished else { return nil }
@@ -219,8 +283,13 @@ extension EngineState {
         if slot.entry!.hasDisposal { hasDisposals = true }
       }
     }
-    pod.isAlive = false
-    var result = ReleasedPod()
+    return hasDisposals
+  }
+
+  /// Takes `pod` out of the root's children, and its slots out of the root's "built from"
+  /// records, under the crossing lock; then drops the records among its own slots, which
+  /// would keep them alive in a cycle, and the copies its links hold.
+  private static func detach(_ pod: PodRecord, tree: SharedTree) {
     pp_crossing_lock(tree.gate.words)
     pod.removeFromParent()
     for slot in pod.slots.values {
@@ -240,8 +309,6 @@ extension EngineState {
         slot.linkTarget = nil
       }
     }
-    handOver(pod, hasDisposals: hasDisposals, to: &result)
-    return result
   }
 }
 

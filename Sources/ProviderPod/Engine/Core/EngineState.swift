@@ -33,9 +33,8 @@ struct EngineState {
   /// Whether always-new builds through the root may skip the lock; kept up to date here.
   let threadBuildGate: ThreadBuildGate
   /// The async cleanups that discards and shutdowns of the tree started, until each ends: a
-  /// shutdown awaits those started before it (see `EngineState+Shutdown.swift`).
-  var runningCleanups = [Int: Completion]()
-  var nextCleanupID = 0
+  /// shutdown awaits those started before it. Behind a lock of its own (see its header).
+  let runningCleanups = RunningCleanups()
   #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
     /// When the automatic check of the bookkeeping runs next, and what it has cost so far.
     var invariantChecks = InvariantChecks()

@@ -52,7 +52,13 @@ extension EngineState {
       after.wakeUps.append(contentsOf: endWatchers(of: member))
     }
     if pod === root { noteRootOverrides() }
-    let earlier = Array(runningCleanups.values)
+    return Self.start(plan, listedIn: runningCleanups)
+  }
+
+  /// How a shutdown with `plan` goes on: after the cleanups the tree runs now, and listed
+  /// among them while its own run.
+  static func start(_ plan: CleanupPlan, listedIn cleanups: RunningCleanups) -> ShutdownStart {
+    let earlier = cleanups.all
     // A plan of synchronous hooks with nothing to wait for runs on the caller's thread, as a
     // request's pod shut down at the end of each request mostly has: a task costs more than
     // the rest of the shutdown.
@@ -63,16 +69,7 @@ extension EngineState {
       return .begun(plan, after: [], runNow: true, listed: nil)
     }
     let done = Completion()
-    return .begun(plan, after: earlier, runNow: runNow, listed: (listCleanup(done), done))
-  }
-
-  /// Lists a cleanup task about to start, until it unlists itself at its end, so that a
-  /// shutdown that begins meanwhile awaits it: a request pod's cleanups, started when it was
-  /// let go of or shut down just before the app's pod is, end before the database closes.
-  mutating func listCleanup(_ done: Completion) -> Int {
-    nextCleanupID += 1
-    runningCleanups[nextCleanupID] = done
-    return nextCleanupID
+    return .begun(plan, after: earlier, runNow: runNow, listed: (cleanups.list(done), done))
   }
 
   /// What a resolve through a shut-down pod stops (or throws) with.

@@ -4,12 +4,18 @@ extension PodEngine {
     let pod = self.pod
     let progress = ShutdownProgress()
     var after = EngineState.Aftermath()
-    let start = state.withLock {
-      $0.join(pod)
-      let start = $0.beginShutdown(of: pod, progress: progress, into: &after)
-      $0.checkInvariantsInDebugBuilds()
-      return start
-    }
+    var released = EngineState.ReleasedPod()
+    let start =
+      sharedShutdown(progress: progress, events: &after.events, released: &released)
+      ?? state.withLock {
+        $0.join(pod)
+        let start = $0.beginShutdown(of: pod, progress: progress, into: &after)
+        $0.checkInvariantsInDebugBuilds()
+        return start
+      }
+    // A request pod shut down beside its siblings hands its tables over: freed here, after
+    // the section, as the exclusive side frees what it took out.
+    released = EngineState.ReleasedPod()
     guard case .begun(let plan, let allEarlier, let runNow, let listed) = start else {
       // From inside one of its own cleanups it cannot wait: the first call awaits the hook.
       if case .alreadyBegun(let first) = start, !EnclosingCleanups.contain(first) {
@@ -26,12 +32,12 @@ extension PodEngine {
     after = EngineState.Aftermath()
 
     progress.prepare(plan)
-    let state = self.state
+    let running = runningCleanups
     if runNow {
       plan.runNow(reporting: progress)
       if let (id, done) = listed {
         done.complete()
-        state.withLock { $0.runningCleanups[id] = nil }
+        running.unlist(id)
       }
       if let report = progress.finish() { throw report }
       return
@@ -46,7 +52,7 @@ extension PodEngine {
         await plan.run(reporting: progress)
       }
       done.complete()
-      state.withLock { $0.runningCleanups[id] = nil }
+      running.unlist(id)
       if let report = progress.finish() { throw report }
       return
     }
@@ -60,7 +66,7 @@ extension PodEngine {
         await plan.run(reporting: progress)
       }
       done.complete()
-      state.withLock { $0.runningCleanups[id] = nil }
+      running.unlist(id)
     }
     let deadline = Task {
       guard (try? await Task.sleep(for: timeout)) != nil else { return }
@@ -76,5 +82,20 @@ extension PodEngine {
     }
     deadline.cancel()
     if let report = progress.finish() { throw report }
+  }
+
+  /// `beginShutdown` of a request pod in a shared section of the tree's lock, beside its
+  /// siblings' work, where it can decide alone (see `EngineState.sharedShutdown`).
+  private func sharedShutdown(
+    progress: ShutdownProgress, events: inout [ReportedEvent],
+    released: inout EngineState.ReleasedPod
+  ) -> EngineState.ShutdownStart? {
+    guard runsSharedSections else { return nil }
+    let pod = self.pod
+    return state.withShared {
+      EngineState.sharedShutdown(
+        of: pod, progress: progress, tree: sharedTree($0), cleanups: $0.state.runningCleanups,
+        events: &events, released: &released)
+    }
   }
 }
