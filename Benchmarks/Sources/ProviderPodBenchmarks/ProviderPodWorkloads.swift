@@ -84,6 +84,32 @@ func handleSelfContainedRequest(in app: Pod) -> Int {
   return requestPod.resolve(selfContainedHandler).first.value
 }
 
+/// A request as the server guide makes one: a pod that owns the request scope, is given the
+/// request's data and observed (by an observer that logs nothing at this level), whose handler
+/// is built from the request's connection (returned to its pool by a cleanup hook) and an app
+/// singleton, and which is shut down, its connection returned, before the response goes out.
+private struct QuietObserver: PodObserver {
+  func pod(_ pod: Pod, didReport event: PodEvent) {}
+}
+private let quietObserver = QuietObserver()
+private let requestUser = Provider<Int>(scope: RequestScope()) { _ in 0 }
+private let requestConnection = Provider(
+  scope: RequestScope(), onDiscard: { (connection: Service) in consume(connection.value) }
+) { pod in Service(value: pod.resolve(requestUser)) }
+private let guidedHandler = Provider(scope: RequestScope()) { pod in
+  RequestHandler(pod.resolve(requestConnection), pod.resolve(repository))
+}
+
+/// One request as the server guide makes it (see above), in the caller's task.
+func handleGuidedRequest(in app: Pod, user: Int) async -> Int {
+  let requestPod = Pod(
+    parent: app, scopes: [RequestScope()], overrides: [requestUser.override(withValue: user)],
+    observer: quietObserver)
+  let value = requestPod.resolve(guidedHandler).second.value
+  try? await requestPod.shutdown()
+  return value
+}
+
 struct ProviderPodWorkloads: Workloads {
   let name = "ProviderPod"
 

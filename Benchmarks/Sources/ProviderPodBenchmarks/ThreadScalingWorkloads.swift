@@ -1,3 +1,4 @@
+import Dispatch
 import ProviderPod
 import Swinject
 
@@ -49,6 +50,27 @@ private func loop(_ operation: @escaping () -> Int) -> (Int) -> Int {
     for _ in 0..<count { total &+= operation() }
     return total
   }
+}
+
+/// `count` operations of an async `operation`, summed, in a task of their own that the
+/// thread waits for: a server's requests run in tasks. The task costs each operation a
+/// chunk's share of one task's start.
+private func asyncLoop(_ operation: @escaping @Sendable () async -> Int) -> (Int) -> Int {
+  { count in
+    let done = DispatchSemaphore(value: 0)
+    let total = UncheckedBox(Counter())
+    Task {
+      for _ in 0..<count { total.value.sum &+= await operation() }
+      done.signal()
+    }
+    done.wait()
+    return total.value.sum
+  }
+}
+
+/// What an async loop sums, handed back to its thread (ordered by the semaphore).
+private final class Counter {
+  var sum = 0
 }
 
 /// The workloads of the thread-scaling section, each with its shared state made and warmed.
@@ -121,6 +143,13 @@ func threadScalingCases() -> [ThreadCase] {
       library: "ProviderPod", chunk: 16
     ) {
       loop { handleSelfContainedRequest(in: app) }
+    },
+    ThreadCase(
+      title:
+        "ProviderPod, a child pod per request as the server guide makes it (given the request's data, observed, a connection with a cleanup hook, `await shutdown()`), in a task",
+      library: "ProviderPod", chunk: 64
+    ) {
+      asyncLoop { await handleGuidedRequest(in: app, user: 1) }
     },
     ThreadCase(
       title: "ProviderPod, a child pod per request, each thread its own app pod (no tree shared)",

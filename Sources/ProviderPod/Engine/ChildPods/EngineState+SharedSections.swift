@@ -40,7 +40,7 @@ extension EngineState {
   /// build of an instance in a scope the pod owns. Nil where `step` must decide.
   static func sharedStep(
     for provider: ProviderInfo, in pod: PodRecord, from caller: Frame?, callerUnknown: Bool,
-    treeID: ObjectIdentifier, tree: SharedTree, reporting: Bool, events: inout [ReportedEvent],
+    treeID: ObjectIdentifier, tree: SharedTree, events: inout [ReportedEvent]?,
     released: inout [AnyObject]
   ) -> ResolveStep? {
     guard let root = pod.parent, tree.mayRun(in: pod, root: root) else { return nil }
@@ -78,14 +78,16 @@ extension EngineState {
       if existing.entry != nil {
         // A resolve through the pod itself publishes what it finds, unless the pod is
         // observed (each read is reported): the exclusive side's.
-        guard owner != nil || reporting, let held = existing.heldStrongValue else { return nil }
+        guard owner != nil || events != nil, let held = existing.heldStrongValue else {
+          return nil
+        }
         let target = existing.linkTarget ?? existing
         if let owner {
           guard recordShared(on: target, by: owner, in: pod, root: root, tree: tree) else {
             return nil
           }
         }
-        if reporting { events.append(reused(existing, of: target)) }
+        events?.append(reused(existing, of: target))
         return .cached(held)
       }
     }
@@ -100,7 +102,7 @@ extension EngineState {
       shallowestShadowing(target, from: pod, below: root) == nil,
       recordShared(on: target, by: owner, in: pod, root: root, tree: tree)
     else { return nil }
-    if reporting { events.append(reused(target, of: target)) }
+    events?.append(reused(target, of: target))
     return .cached(held)
   }
 
@@ -153,7 +155,7 @@ extension EngineState {
   /// decide.
   static func sharedFinish(
     _ frame: inout Frame, entry: inout CacheEntry?, caller: Frame?, tree: SharedTree,
-    reporting: Bool, events: inout [ReportedEvent], released: inout [AnyObject]
+    events: inout [ReportedEvent]?, released: inout [AnyObject]
   ) -> Bool {
     guard let pod = frame.pod, let root = pod.parent, tree.mayRun(in: pod, root: root) else {
       return false
@@ -180,10 +182,10 @@ extension EngineState {
     var cached = entry.take()!
     cached.dependencies = dependencies
     let scope = cached.scope
-    if reporting {
-      events.append(
+    if events != nil {
+      events!.append(
         ReportedEvent(pod: pod, event: .built(provider: slot.info.name, scope: scope.name)))
-      captiveDependencies(of: cached, cachedIn: slot, events: &events)
+      captiveDependencies(of: cached, cachedIn: slot, events: &events!)
     }
     slot.entry = cached
     slot.isKept = true
@@ -234,7 +236,10 @@ extension EngineState {
     pod.lockSharedSections()
     defer { pod.unlockSharedSections() }
     guard pod.isAlive, pod.shutdown == nil, pod.firstChild == nil,
-      detachable(pod, root: root) != nil
+      detachable(pod, root: root) != nil,
+      // A build of the app's running through this pod and reading its instances is recorded
+      // among their dependents: the exclusive side's discard stops it.
+      pod.slots.values.allSatisfy({ $0.dependents.allSatisfy { $0.slot.pod === pod } })
     else { return nil }
     var owned: [(slot: Slot, entry: CacheEntry)] = []
     for slot in pod.slots.values where slot.linkTarget == nil {
@@ -268,6 +273,7 @@ extension EngineState {
   /// shared section, and if so whether any has a hook: nil for a build still running, a
   /// published instance, or an instance linked to or built from a root slot that could then
   /// be pruned (the exclusive side's).
+  @inline(__always)
   private static func detachable(_ pod: PodRecord, root: PodRecord) -> Bool? {
     var hasDisposals = false
     for slot in pod.slots.values {
@@ -289,6 +295,7 @@ extension EngineState {
   /// Takes `pod` out of the root's children, and its slots out of the root's "built from"
   /// records, under the crossing lock; then drops the records among its own slots, which
   /// would keep them alive in a cycle, and the copies its links hold.
+  @inline(__always)
   private static func detach(_ pod: PodRecord, tree: SharedTree) {
     pp_crossing_lock(tree.gate.words)
     pod.removeFromParent()

@@ -190,16 +190,17 @@ final class PodEngine {
     _ info: ProviderInfo, from caller: Frame?, callerUnknown: Bool, reporting: Bool
   ) -> Prepared? {
     var released: [AnyObject] = []
-    var events: [ReportedEvent] = []
+    // Nil unless observed: an unobserved request pays nothing for an empty list.
+    var events: [ReportedEvent]? = reporting ? [] : nil
     let step = state.withShared {
       EngineState.sharedStep(
         for: info, in: pod, from: caller, callerUnknown: callerUnknown, treeID: treeID,
-        tree: sharedTree($0), reporting: reporting, events: &events, released: &released)
+        tree: sharedTree($0), events: &events, released: &released)
     }
     withExtendedLifetime(released) {}
     switch step {
     case .cached(let held):
-      if reporting { report(events) }
+      if let events { report(events) }
       return .cached(held)
     case .build(let frame, let override): return .build(frame, override: override, caller: caller)
     default: return nil
@@ -229,14 +230,14 @@ final class PodEngine {
       ? makeEntry(caching: value, in: frame, override: override, onDiscard: provider.onDiscard)
       : nil
     if frame.startedShared {
-      let reporting = isObserved
-      var events: [ReportedEvent] = []
+      var events: [ReportedEvent]? = isObserved ? [] : nil
       guard
-        let leftover = finishShared(
-          &frame, entry: consume entry, caller: caller, reporting: reporting, events: &events)
+        let leftover = finishShared(&frame, entry: consume entry, caller: caller, events: &events)
       else {
-        if reporting { noteRecreation(of: provider.info, into: &events) }
-        if reporting { report(events) }
+        if var events {
+          noteRecreation(of: provider.info, into: &events)
+          report(events)
+        }
         return
       }
       return finishExclusively(provider, in: &frame, entry: leftover, caller: caller)
@@ -278,16 +279,16 @@ final class PodEngine {
   /// done, else the entry back, for `finish`.
   @inline(never)
   private func finishShared(
-    _ frame: inout Frame, entry: consuming CacheEntry?, caller: Frame?, reporting: Bool,
-    events: inout [ReportedEvent]
+    _ frame: inout Frame, entry: consuming CacheEntry?, caller: Frame?,
+    events: inout [ReportedEvent]?
   ) -> CacheEntry?? {
     var entry = entry
     var released: [AnyObject] = []
     let finished =
       state.withShared {
         EngineState.sharedFinish(
-          &frame, entry: &entry, caller: caller, tree: sharedTree($0), reporting: reporting,
-          events: &events, released: &released)
+          &frame, entry: &entry, caller: caller, tree: sharedTree($0), events: &events,
+          released: &released)
       } ?? false
     withExtendedLifetime(released) {}
     return finished ? nil : .some(entry)
