@@ -234,7 +234,7 @@ extension EngineState {
     pod.lockSharedSections()
     defer { pod.unlockSharedSections() }
     guard pod.isAlive, pod.shutdown == nil, pod.firstChild == nil,
-      detachable(pod, root: root) != nil
+      detachable(pod, root: root) != nil, !feedsBuildElsewhere(pod)
     else { return nil }
     var owned: [(slot: Slot, entry: CacheEntry)] = []
     for slot in pod.slots.values where slot.linkTarget == nil {
@@ -262,6 +262,18 @@ extension EngineState {
     swap(&released.scopeMembers, &pod.scopeMembers)
     swap(&released.familySlots, &pod.familySlots)
     return start(plan, listedIn: cleanups)
+  }
+
+  /// Whether a build outside `pod` runs from one of its instances: an app singleton first
+  /// resolved through the pod is built in the root, and may read the pod's own instances
+  /// before it is placed there. The exclusive side's discard stops such a build (it reports it
+  /// as the root's, and other threads start their own rather than wait for it); taking the
+  /// instances out here would leave it running from them.
+  private static func feedsBuildElsewhere(_ pod: PodRecord) -> Bool {
+    for slot in pod.slots.values where !slot.dependents.isEmpty {
+      for dependent in slot.dependents where dependent.slot.pod !== pod { return true }
+    }
+    return false
   }
 
   /// Whether the instances of `pod`, a child of `root` with no children, can be taken out in a

@@ -1,0 +1,169 @@
+import Dispatch
+import Testing
+
+@testable import ProviderPod
+
+// A request pod (a child of the app's pod) shuts down beside its siblings' work, in a shared
+// section of the tree's lock; a pod further down (a grandchild) still shuts down alone. What
+// an app sees must not depend on which way the shutdown went: each test here runs the same
+// story through a child of the app's pod and through a grandchild, and compares what each
+// told its observers, in what order, and what its hooks did.
+
+/// What a story told, line by line, from any thread.
+private final class Transcript: Sendable {
+  private let lines = Shared<[String]>([])
+
+  func add(_ line: String) { lines.withLock { $0.append(line) } }
+  var all: [String] { lines.withLock { $0 } }
+}
+
+/// An observer that writes the events it is told into a transcript, prefixed by whose it is.
+private final class TranscriptObserver: PodObserver {
+  let transcript: Transcript
+  let who: String
+
+  init(_ who: String, into transcript: Transcript) {
+    self.transcript = transcript
+    self.who = who
+  }
+
+  func pod(_ pod: Pod, didReport event: PodEvent) {
+    transcript.add("\(who): \(event)")
+  }
+}
+
+/// An instance that writes its deinit into a transcript.
+private final class Noted: Sendable {
+  let name: String
+  let transcript: Transcript
+
+  init(_ name: String, _ transcript: Transcript) {
+    self.name = name
+    self.transcript = transcript
+  }
+
+  deinit { transcript.add("deinit \(name)") }
+}
+
+/// The two places a request's pod can be: a child of the app's pod, which shuts down in a
+/// shared section, and a grandchild, which shuts down alone.
+private enum Placement: CaseIterable {
+  case childOfApp
+  case grandchild
+
+  /// A pod owning `scopes` in this place below `app`, with the pod between them if any.
+  func request(
+    below app: Pod, scopes: [any ProviderScope], observer: (any PodObserver)?
+  ) -> (request: Pod, between: Pod?) {
+    switch self {
+    case .childOfApp:
+      return (Pod(parent: app, scopes: scopes, observer: observer), nil)
+    case .grandchild:
+      let between = Pod(parent: app)
+      return (Pod(parent: between, scopes: scopes, observer: observer), between)
+    }
+  }
+}
+
+@Suite("A request pod's shared shutdown does what an exclusive one does")
+struct SharedShutdownReviewTests {
+  /// A request's own instance, with no hook, is let go of by its shutdown: its observer hears
+  /// of the discard, then the instance goes, as for any pod.
+  private func discardThenDeinit(_ placement: Placement) async throws -> [String] {
+    let transcript = Transcript()
+    let session = Provider(scope: StepScope(), name: "session") { _ in
+      Noted("session", transcript)
+    }
+    let app = Pod()
+    let (request, between) = placement.request(
+      below: app, scopes: [StepScope()],
+      observer: TranscriptObserver("request", into: transcript))
+    _ = request.resolve(session)
+    transcript.add("shutdown begins")
+    let before = app.exclusiveSectionsEntered
+    try await request.shutdown()
+    if placement == .childOfApp {
+      // The story must be the shared one, or it tells nothing.
+      #expect(app.exclusiveSectionsEntered == before)
+    }
+    transcript.add("shutdown returned")
+    #expect(app.invariantViolations == [])
+    withExtendedLifetime(between) {}
+    return transcript.all.filter {
+      $0 != "request: \(PodEvent.built(provider: "session", scope: "StepScope"))"
+    }
+  }
+
+  @Test("a request pod's shutdown reports a discard before the instance without a hook goes")
+  func discardReportedBeforeTheInstanceGoes() async throws {
+    let child = try await discardThenDeinit(.childOfApp)
+    let grandchild = try await discardThenDeinit(.grandchild)
+    #expect(child == grandchild)
+    #expect(
+      child == [
+        "shutdown begins",
+        "request: \(PodEvent.discarded(provider: "session", scope: "StepScope", reason: .podShutDown))",
+        "deinit session",
+        "shutdown returned",
+      ])
+  }
+
+  /// An app singleton first built through the request pod, from the request's own session,
+  /// while the request shuts down. Returns which observer heard of the singleton's build, and
+  /// whether the app cached it.
+  private func appBuildFromRequestInstance(_ placement: Placement) async throws -> [String] {
+    let transcript = Transcript()
+    let entered = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    let session = Provider(scope: StepScope(), name: "session") { _ in
+      Instance("session", serial: 0)
+    }
+    let summaries = Counter()
+    let summary = Provider<Instance>(name: "summary") { pod in
+      let serial = summaries.next()
+      let session = pod.resolve(session)
+      if serial == 1 {
+        entered.signal()
+        _ = waitWithWatchdog(gate)
+      }
+      return Instance("summary", serial: serial, dependencies: [session])
+    }
+    let app = Pod(observer: TranscriptObserver("app", into: transcript))
+    let (request, between) = placement.request(
+      below: app, scopes: [StepScope()],
+      observer: TranscriptObserver("request", into: transcript))
+    let done = startThread { _ = request.resolve(summary) }
+    guard waitOrFail(entered, "the summary's build") else { return [] }
+    let before = app.exclusiveSectionsEntered
+    try await request.shutdown()
+    let shared = app.exclusiveSectionsEntered == before
+    if placement == .childOfApp {
+      transcript.add("shutdown took \(shared ? "a shared section" : "the exclusive side")")
+    }
+    gate.signal()
+    guard waitOrFail(done, "the summary's thread") else { return [] }
+    // Built from a request's session that went with the request: the app keeps none of it.
+    transcript.add("app builds summary #\(app.resolve(summary).serial)")
+    #expect(app.invariantViolations == [])
+    withExtendedLifetime(between) {}
+    return transcript.all.filter { $0.contains("summary") }
+  }
+
+  @Test("a request's shutdown stops an app build made from its instance, as a grandchild's does")
+  func shutdownStopsAppBuildFromRequestInstance() async throws {
+    let child = try await appBuildFromRequestInstance(.childOfApp)
+    let grandchild = try await appBuildFromRequestInstance(.grandchild)
+    #expect(child.filter { !$0.hasPrefix("shutdown took") } == grandchild)
+    #expect(
+      grandchild == [
+        "app: \(PodEvent.built(provider: "summary", scope: "SingletonScope"))",
+        "app: \(PodEvent.built(provider: "summary", scope: "SingletonScope"))",
+        """
+        app: \(PodEvent.captiveDependency(
+          holder: "summary", holderScope: "SingletonScope", dependency: "session",
+          dependencyScope: "StepScope"))
+        """,
+        "app builds summary #2",
+      ])
+  }
+}
