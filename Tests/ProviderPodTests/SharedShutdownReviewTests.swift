@@ -167,3 +167,149 @@ struct SharedShutdownReviewTests {
       ])
   }
 }
+
+/// What a hook of the stories below throws.
+private struct HookFailure: Error, CustomStringConvertible {
+  let provider: String
+  var description: String { "\(provider) failed to close" }
+}
+
+extension SharedShutdownReviewTests {
+  /// A request with a hook of each kind, built one from the other: a main-actor screen from a
+  /// handler with a synchronous hook, from a connection whose asynchronous hook throws.
+  @MainActor
+  private func hooksOfEveryKind(_ placement: Placement) async -> [String] {
+    let transcript = Transcript()
+    let connection = Provider(
+      scope: StepScope(), name: "connection",
+      onDiscard: { (_: Resource) in
+        await Task.yield()
+        transcript.add("close connection")
+        throw HookFailure(provider: "connection")
+      }
+    ) { _ in Resource("connection") }
+    let handler = Provider(
+      scope: StepScope(), name: "handler",
+      onDiscard: { (_: Resource) in transcript.add("close handler") }
+    ) { pod in Resource("handler", builtFrom: [pod.resolve(connection)]) }
+    let screen = MainActorProvider(
+      scope: StepScope(), name: "screen",
+      onDiscard: { (_: ScreenModel) in transcript.add("close screen") }
+    ) { pod in ScreenModel(serial: 1, instance: Instance(pod.resolve(handler).name, serial: 1)) }
+    let app = Pod()
+    let (request, between) = placement.request(
+      below: app, scopes: [StepScope()],
+      observer: TranscriptObserver("request", into: transcript))
+    _ = request.resolve(screen)
+    transcript.add("shutdown begins")
+    do {
+      try await request.shutdown(timeout: .seconds(600))
+      transcript.add("shutdown returned")
+    } catch {
+      let failures = error.failures.map { "\($0.provider): \($0.error)" }
+      transcript.add("shutdown threw: \(failures), unfinished: \(error.unfinished)")
+    }
+    #expect(app.invariantViolations == [])
+    #expect(app.childCount == (placement == .childOfApp ? 0 : 1))
+    withExtendedLifetime(between) {}
+    return transcript.all.filter { !$0.hasPrefix("request: built") }
+  }
+
+  @Test("main-actor, synchronous and throwing hooks run and report as a grandchild's do")
+  @MainActor
+  func hooksOfEveryKindAsForAGrandchild() async {
+    let child = await hooksOfEveryKind(.childOfApp)
+    let grandchild = await hooksOfEveryKind(.grandchild)
+    #expect(child == grandchild)
+    #expect(child.prefix(1) == ["shutdown begins"])
+    #expect(
+      child.filter { $0.hasPrefix("close") } == [
+        "close screen", "close handler", "close connection",
+      ]
+    )
+    #expect(child.last?.hasPrefix("shutdown threw") == true)
+    #expect(child.last?.contains("connection failed to close") == true)
+  }
+
+  /// A request pod shut down before its first use, then asked for its graph, watched and
+  /// overridden: a pod that is gone in every way.
+  private func usedOnlyAfterShutdown(_ placement: Placement) async throws -> [String] {
+    let transcript = Transcript()
+    let session = Provider(scope: StepScope(), name: "session") { _ in
+      Instance("session", serial: 0)
+    }
+    let app = Pod()
+    let (request, between) = placement.request(
+      below: app, scopes: [StepScope()],
+      observer: TranscriptObserver("request", into: transcript))
+    let before = app.exclusiveSectionsEntered
+    try await request.shutdown()
+    if placement == .childOfApp { #expect(app.exclusiveSectionsEntered == before) }
+    transcript.add("alive: \(request.engine.isAlive)")
+    transcript.add("graph: \(request.dependencyGraph().nodes.count) nodes")
+    var instances = request.instances(of: session).makeAsyncIterator()
+    transcript.add("watched: \(String(describing: await instances.next()))")
+    request.overrideProvider(session) { _ in Instance("fake session", serial: 1) }
+    request.removeOverrideProvider(session)
+    request.clearCachedInstances(forScope: StepScope())
+    try await request.shutdown()
+    transcript.add("children of the app: \(app.childCount)")
+    #expect(app.invariantViolations == [])
+    withExtendedLifetime(between) {}
+    return transcript.all
+  }
+
+  @Test("a request pod shut down before its first use is gone as a grandchild would be")
+  func shutDownBeforeFirstUseAsForAGrandchild() async throws {
+    let child = try await usedOnlyAfterShutdown(.childOfApp)
+    let grandchild = try await usedOnlyAfterShutdown(.grandchild)
+    #expect(
+      child.filter { !$0.hasPrefix("children") } == grandchild.filter { !$0.hasPrefix("children") })
+    #expect(child.contains("alive: false"))
+    #expect(child.contains("children of the app: 0"))
+  }
+
+  /// Two tasks shut one request pod down at once while its asynchronous hook is held: the
+  /// hook runs once, and each call returns only once it has.
+  private func shutDownTwiceAtOnce(_ placement: Placement) async -> [String] {
+    let transcript = Transcript()
+    let hookStarted = OneShot()
+    let release = OneShot()
+    let connection = Provider(
+      scope: StepScope(), name: "connection",
+      onDiscard: { (_: Resource) in
+        transcript.add("close connection")
+        hookStarted.set()
+        await release.wait()
+      }
+    ) { _ in Resource("connection") }
+    let app = Pod()
+    let (request, between) = placement.request(below: app, scopes: [StepScope()], observer: nil)
+    _ = request.resolve(connection)
+    let calls = (0..<2).map { _ in
+      Task {
+        do {
+          try await request.shutdown()
+        } catch {
+          transcript.add("a shutdown threw \(error)")
+        }
+        // Returned before the hook ended: the shutdown did not wait for it.
+        if !release.isSet { transcript.add("a shutdown returned early") }
+      }
+    }
+    await withWatchdog("the connection's hook to start") { await hookStarted.wait() }
+    release.set()
+    for call in calls { await call.value }
+    #expect(app.invariantViolations == [])
+    withExtendedLifetime(between) {}
+    return transcript.all
+  }
+
+  @Test("a request pod shut down twice at once closes once and both calls wait, as a grandchild")
+  func shutDownTwiceAtOnceAsForAGrandchild() async {
+    let child = await shutDownTwiceAtOnce(.childOfApp)
+    let grandchild = await shutDownTwiceAtOnce(.grandchild)
+    #expect(child == grandchild)
+    #expect(child == ["close connection"])
+  }
+}

@@ -224,7 +224,8 @@ extension EngineState {
 
   /// `beginShutdown` of a request pod, in a shared section: its instances taken out, its
   /// cleanups planned and, when there are any, listed among the tree's running ones. Nil where
-  /// `beginShutdown` must do it (as for `sharedRelease`, or the pod was shut down already).
+  /// `beginShutdown` must do it (as for `sharedRelease`, or the pod was shut down already, or
+  /// a build of another pod runs from one of its instances).
   /// The pod's slots come back in `released`, to be freed after the section.
   static func sharedShutdown(
     of pod: PodRecord, progress: ShutdownProgress, tree: SharedTree, cleanups: RunningCleanups,
