@@ -359,3 +359,66 @@ extension SharedShutdownReviewTests {
     }
   }
 }
+
+/// An observer that, told of a reuse of `reused`, resolves `config` through the pod it
+/// observes: from inside the build that read it.
+private final class ResolvingObserver: PodObserver {
+  let transcript: Transcript
+  let config: Provider<Instance>
+  let reused: String
+
+  init(_ transcript: Transcript, resolving config: Provider<Instance>, on reused: String) {
+    self.transcript = transcript
+    self.config = config
+    self.reused = reused
+  }
+
+  func pod(_ pod: Pod, didReport event: PodEvent) {
+    transcript.add("\(event)")
+    if case .reused(reused, _) = event {
+      transcript.add("observer read \(pod.resolve(config))")
+    }
+  }
+}
+
+extension SharedShutdownReviewTests {
+  /// A request whose observer resolves through it while it builds, then a clear of what the
+  /// observer read, then the request's shutdown.
+  private func observerResolvesDuringBuild(_ placement: Placement) async throws -> [String] {
+    let transcript = Transcript()
+    let configs = Counter()
+    let config = Provider<Instance>(scope: FlowScope(), name: "config") { _ in
+      Instance("config", serial: configs.next())
+    }
+    let connection = instanceProvider("connection", scope: StepScope())
+    let handlers = Counter()
+    let handler = Provider<Instance>(scope: StepScope(), name: "handler") { pod in
+      Instance("handler", serial: handlers.next(), dependencies: [pod.resolve(connection)])
+    }
+    let app = Pod()
+    _ = app.resolve(config)
+    let (request, between) = placement.request(
+      below: app, scopes: [StepScope()],
+      observer: ResolvingObserver(transcript, resolving: config, on: "connection"))
+    transcript.add("connection \(request.resolve(connection))")
+    transcript.add("handler \(request.resolve(handler))")
+    // What the observer read went into the handler: a clear of it reaches the handler.
+    app.clearCachedInstances(forScope: FlowScope())
+    transcript.add("handler \(request.resolve(handler))")
+    let beforeShutdown = transcript.all.count
+    try await request.shutdown()
+    #expect(app.invariantViolations == [])
+    withExtendedLifetime(between) {}
+    // The discards of one shutdown come in no particular order, for any pod.
+    let lines = transcript.all
+    return lines.prefix(beforeShutdown) + lines.dropFirst(beforeShutdown).sorted()
+  }
+
+  @Test("an observer that resolves through its request pod while it builds, as a grandchild's")
+  func observerResolvingDuringBuildAsForAGrandchild() async throws {
+    let child = try await observerResolvesDuringBuild(.childOfApp)
+    let grandchild = try await observerResolvesDuringBuild(.grandchild)
+    #expect(child == grandchild)
+    #expect(child.contains("handler handler#2"))
+  }
+}
