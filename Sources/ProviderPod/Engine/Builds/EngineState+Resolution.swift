@@ -85,9 +85,14 @@ extension EngineState {
         // on whatever this build resolves. It depends on the builder that applies: the
         // provider's own, which is the root's, or the nearest override's. Recording it in the
         // pod the resolve went through would keep an instance built through a child in that
-        // child even when nothing it was built from is the child's own.
-        recordDependency(
-          on: provider, in: applied?.pod ?? root, from: caller, released: &released)
+        // child even when nothing it was built from is the child's own. Through a pod that
+        // went away, an instance of a scope that pod owned is that pod's: the caller's
+        // instance is then cached nowhere, rather than in the root, where it would keep what
+        // the pod built for as long as the app runs.
+        let builderPod =
+          pod.isAlive
+          ? applied?.pod ?? root : shadowingPod(scope.key, overriddenIn: applied?.pod, from: pod)
+        recordDependency(on: provider, in: builderPod, from: caller, released: &released)
       }
       return .build(
         makeFrame(
@@ -165,6 +170,20 @@ extension EngineState {
       asyncBuild.requester = pod
     }
     return .build(frame, override: override)
+  }
+
+  /// The nearest pod, up from `pod`, whose instance of a provider in `scope` a build through
+  /// `pod` would use: the first that overrides it (`overriddenIn`) or owns the scope; the
+  /// root if none does.
+  private func shadowingPod(
+    _ scope: ScopeKey, overriddenIn overridePod: PodRecord?, from pod: PodRecord
+  ) -> PodRecord {
+    var next: PodRecord? = pod
+    while let current = next {
+      if current.shadows(scope: scope, overriddenIn: overridePod) { return current }
+      next = current.parent
+    }
+    return root
   }
 
   /// The slot's cached instance for `caller`, recorded as a dependency of its build; nil if

@@ -149,10 +149,12 @@ extension Frame {
 /// holds the tree's table of published instances (`SharedReads.swift`), which every pod of the
 /// tree reads without the lock. The words are touched only through the C module's atomic
 /// operations, so they are safe to share although a managed buffer cannot be declared
-/// `Sendable`: the engines that share it are.
-final class ThreadBuildGate: ManagedBuffer<Void, pp_tree_words> {
+/// `Sendable`: the engines that share it are. Its header is the tree's `RunningCleanups`, set
+/// when the tree is made and never again, so that every pod reaches it without a lock.
+final class ThreadBuildGate: ManagedBuffer<RunningCleanups, pp_tree_words> {
   static func make() -> ThreadBuildGate {
-    let gate = unsafeDowncast(create(minimumCapacity: 1) { _ in () }, to: ThreadBuildGate.self)
+    let gate = unsafeDowncast(
+      create(minimumCapacity: 1) { _ in RunningCleanups() }, to: ThreadBuildGate.self)
     gate.withUnsafeMutablePointerToElements { pp_tree_words_init($0) }
     return gate
   }
@@ -161,6 +163,9 @@ final class ThreadBuildGate: ManagedBuffer<Void, pp_tree_words> {
     // Nothing reads the table any more: every engine of the tree is gone.
     withUnsafeMutablePointerToElements { pp_tree_words_destroy($0) }
   }
+
+  /// The tree's running cleanups (see `RunningCleanups`).
+  var runningCleanups: RunningCleanups { header }
 
   /// The tree's shared words, for the table of published instances.
   @inline(__always)

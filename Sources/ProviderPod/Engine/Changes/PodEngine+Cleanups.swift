@@ -36,10 +36,8 @@ extension PodEngine {
     }
   }
 
-  /// The tree's list of running cleanups, read in a shared section where one may run.
-  var runningCleanups: RunningCleanups {
-    state.withShared { $0.state.runningCleanups } ?? state.withLock { $0.runningCleanups }
-  }
+  /// The tree's list of running cleanups: fixed when the tree is made, read without a lock.
+  var runningCleanups: RunningCleanups { threadBuildGate.runningCleanups }
 
   /// Whether the hook runs to its end on this thread: a synchronous one, or a main-actor one
   /// when the discard is made on the main actor.

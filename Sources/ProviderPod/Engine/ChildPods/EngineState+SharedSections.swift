@@ -226,7 +226,8 @@ extension EngineState {
 
   /// `beginShutdown` of a request pod, in a shared section: its instances taken out, its
   /// cleanups planned and, when there are any, listed among the tree's running ones. Nil where
-  /// `beginShutdown` must do it (as for `sharedRelease`, or the pod was shut down already).
+  /// `beginShutdown` must do it (as for `sharedRelease`, or the pod was shut down already, or
+  /// a build of another pod runs from one of its instances).
   /// The pod's slots come back in `released`, to be freed after the section.
   static func sharedShutdown(
     of pod: PodRecord, progress: ShutdownProgress, tree: SharedTree, cleanups: RunningCleanups,
@@ -236,10 +237,7 @@ extension EngineState {
     pod.lockSharedSections()
     defer { pod.unlockSharedSections() }
     guard pod.isAlive, pod.shutdown == nil, pod.firstChild == nil,
-      detachable(pod, root: root) != nil,
-      // A build of the app's running through this pod and reading its instances is recorded
-      // among their dependents: the exclusive side's discard stops it.
-      pod.slots.values.allSatisfy({ $0.dependents.allSatisfy { $0.slot.pod === pod } })
+      detachable(pod, root: root) != nil, !feedsBuildElsewhere(pod)
     else { return nil }
     var owned: [(slot: Slot, entry: CacheEntry)] = []
     for slot in pod.slots.values where slot.linkTarget == nil {
@@ -267,6 +265,18 @@ extension EngineState {
     swap(&released.scopeMembers, &pod.scopeMembers)
     swap(&released.familySlots, &pod.familySlots)
     return start(plan, listedIn: cleanups)
+  }
+
+  /// Whether a build outside `pod` runs from one of its instances: an app singleton first
+  /// resolved through the pod is built in the root, and may read the pod's own instances
+  /// before it is placed there. The exclusive side's discard stops such a build (it reports it
+  /// as the root's, and other threads start their own rather than wait for it); taking the
+  /// instances out here would leave it running from them.
+  private static func feedsBuildElsewhere(_ pod: PodRecord) -> Bool {
+    for slot in pod.slots.values where !slot.dependents.isEmpty {
+      for dependent in slot.dependents where dependent.slot.pod !== pod { return true }
+    }
+    return false
   }
 
   /// Whether the instances of `pod`, a child of `root` with no children, can be taken out in a

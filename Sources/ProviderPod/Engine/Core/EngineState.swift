@@ -34,7 +34,7 @@ struct EngineState {
   let threadBuildGate: ThreadBuildGate
   /// The async cleanups that discards and shutdowns of the tree started, until each ends: a
   /// shutdown awaits those started before it. Behind a lock of its own (see its header).
-  let runningCleanups = RunningCleanups()
+  var runningCleanups: RunningCleanups { threadBuildGate.runningCleanups }
   #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
     /// When the automatic check of the bookkeeping runs next, and what it has cost so far.
     var invariantChecks = InvariantChecks()

@@ -93,7 +93,9 @@ final class Locked<State>: @unchecked Sendable {
   /// published instances is let go of after the lock, once no read can still use it.
   @inline(__always)
   func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-    defer { reclaimPublishedValues() }
+    // Only the tree's lock: the others (a cleanup list's, a shutdown's) are taken inside the
+    // tree's sections, where a release of what the tree retired could run a deinit.
+    defer { if sharedSections != nil { reclaimPublishedValues() } }
     #if canImport(Darwin)
       os_unfair_lock_lock(lock)
       defer { os_unfair_lock_unlock(lock) }

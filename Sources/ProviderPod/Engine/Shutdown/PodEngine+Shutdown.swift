@@ -13,9 +13,6 @@ extension PodEngine {
         $0.checkInvariantsInDebugBuilds()
         return start
       }
-    // A request pod shut down beside its siblings hands its tables over: freed here, after
-    // the section, as the exclusive side frees what it took out.
-    released = EngineState.ReleasedPod()
     guard case .begun(let plan, let allEarlier, let runNow, let listed) = start else {
       // From inside one of its own cleanups it cannot wait: the first call awaits the hook.
       if case .alreadyBegun(let first) = start, !EnclosingCleanups.contain(first) {
@@ -30,6 +27,10 @@ extension PodEngine {
     runDisposals(after.disposals, onMainActor: false)
     withExtendedLifetime(after.released) {}
     after = EngineState.Aftermath()
+    // A request pod shut down beside its siblings hands its tables over, with the instances
+    // that have no hook: freed here, once its observer has heard of their discard, as the
+    // exclusive side frees what it took out.
+    released = EngineState.ReleasedPod()
 
     progress.prepare(plan)
     let running = runningCleanups
@@ -94,7 +95,7 @@ extension PodEngine {
     let pod = self.pod
     return state.withShared {
       EngineState.sharedShutdown(
-        of: pod, progress: progress, tree: sharedTree($0), cleanups: $0.state.runningCleanups,
+        of: pod, progress: progress, tree: sharedTree($0), cleanups: runningCleanups,
         events: &events, released: &released)
     }
   }

@@ -2,7 +2,9 @@
 /// until each ends: a shutdown awaits those started before it, so that a request's pod let go
 /// of or shut down just before the app's pod is cleans up before the database closes.
 ///
-/// Behind a lock of its own rather than the tree's: a request pod shut down beside its
+/// Kept in the tree's `ThreadBuildGate`, which every pod of the tree holds. Behind a lock of
+/// its own rather than the tree's (one that reclaims nothing, since it is taken inside the
+/// tree's sections): a request pod shut down beside its
 /// siblings (in a shared section of the tree's lock) lists its cleanups here, and every
 /// cleanup task unlists itself when it ends, from any thread. A shutdown reads the list while
 /// it shuts pods down, so what a section lists is ordered with it as the sections are.
