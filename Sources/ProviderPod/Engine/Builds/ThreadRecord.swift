@@ -149,12 +149,12 @@ extension Frame {
 /// holds the tree's table of published instances (`SharedReads.swift`), which every pod of the
 /// tree reads without the lock. The words are touched only through the C module's atomic
 /// operations, so they are safe to share although a managed buffer cannot be declared
-/// `Sendable`: the engines that share it are. Its header is the tree's `RunningCleanups`, set
-/// when the tree is made and never again, so that every pod reaches it without a lock.
-final class ThreadBuildGate: ManagedBuffer<RunningCleanups, pp_tree_words> {
+/// `Sendable`: the engines that share it are. Its header is the tree's list of running
+/// cleanups (`RunningCleanups`), touched only under the crossing lock of these words.
+final class ThreadBuildGate: ManagedBuffer<CleanupList, pp_tree_words> {
   static func make() -> ThreadBuildGate {
     let gate = unsafeDowncast(
-      create(minimumCapacity: 1) { _ in RunningCleanups() }, to: ThreadBuildGate.self)
+      create(minimumCapacity: 1) { _ in CleanupList() }, to: ThreadBuildGate.self)
     gate.withUnsafeMutablePointerToElements { pp_tree_words_init($0) }
     return gate
   }
@@ -165,7 +165,14 @@ final class ThreadBuildGate: ManagedBuffer<RunningCleanups, pp_tree_words> {
   }
 
   /// The tree's running cleanups (see `RunningCleanups`).
-  var runningCleanups: RunningCleanups { header }
+  var runningCleanups: RunningCleanups { RunningCleanups(gate: self) }
+
+  /// Runs `body` with the list of running cleanups, under the crossing lock.
+  func withCleanupList<Result>(_ body: (inout CleanupList) -> Result) -> Result {
+    pp_crossing_lock(words)
+    defer { pp_crossing_unlock(words) }
+    return withUnsafeMutablePointerToHeader { body(&$0.pointee) }
+  }
 
   /// The tree's shared words, for the table of published instances.
   @inline(__always)

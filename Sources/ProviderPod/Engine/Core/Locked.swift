@@ -182,3 +182,7 @@ extension InstanceWatch: @unchecked Sendable {}
 extension InstanceWatcher: @unchecked Sendable {}
 /// Guarded by the lock, except what its own header lists as the running thread's alone.
 extension Frame: @unchecked Sendable {}
+/// A tree's shared words (`ThreadBuildGate`), handed to the cleanup task that unlists itself:
+/// the words are touched only through atomics, and the list in its header only under its
+/// crossing lock (see `RunningCleanups`).
+extension RunningCleanups: @unchecked Sendable {}
