@@ -8,6 +8,9 @@ import Testing
 // other requests' builds: each must still clean up its own instances in order, report them,
 // and be awaited by the app's own shutdown.
 
+/// A request's own name, given to its pod as an override.
+private let requestName = Provider<String>(scope: StepScope(), name: "requestName") { _ in "" }
+
 @Suite("Request pods shut down beside each other")
 struct RequestPodShutdownTests {
   @Test("a request pod's shutdown cleans up in order and reports it, waiting for no sibling")
@@ -85,6 +88,67 @@ struct RequestPodShutdownTests {
     try await requestShutdown.value
     #expect(log.order == ["connection", "database"])
     #expect(log.tooEarly.isEmpty)
+  }
+
+  @Test("a request's shutdown does not wait for another request's cleanup still running")
+  func shutdownDoesNotWaitForSiblings() async throws {
+    let slowCleanupStarted = OneShot()
+    let finishSlowCleanup = OneShot()
+    let closed = Shared([String]())
+    let connection = Provider(
+      scope: StepScope(), name: "connection",
+      onDiscard: { (connection: Resource) in
+        if connection.name == "slow" {
+          slowCleanupStarted.set()
+          await finishSlowCleanup.wait()
+        }
+        closed.withLock { $0.append(connection.name) }
+      }
+    ) { pod in Resource(pod.resolve(requestName)) }
+    let app = Pod()
+    let slow = Pod(
+      parent: app, scopes: [StepScope()], overrides: [requestName.override(withValue: "slow")])
+    let quick = Pod(
+      parent: app, scopes: [StepScope()], overrides: [requestName.override(withValue: "quick")])
+    _ = slow.resolve(connection)
+    _ = quick.resolve(connection)
+    let slowShutdown = Task.detached { try await slow.shutdown() }
+    await withWatchdog("the slow request's cleanup to start") { await slowCleanupStarted.wait() }
+    // The other request ends while the first one's hook still runs: it closes only its own.
+    await withWatchdog("the quick request's shutdown") { try? await quick.shutdown() }
+    #expect(closed.withLock { $0 } == ["quick"])
+    finishSlowCleanup.set()
+    try await slowShutdown.value
+    #expect(closed.withLock { $0 } == ["quick", "slow"])
+    // The app's shutdown still waits for every request's cleanup.
+    try await app.shutdown()
+  }
+
+  @Test("a request's shutdown waits for the cleanups of its own instances a clear started")
+  func shutdownWaitsForOwnClear() async throws {
+    let log = CloseLog()
+    let sessionCleanupStarted = OneShot()
+    let shutdownReturned = DispatchSemaphore(value: 0)
+    let session = Provider(
+      scope: LeafScope(), name: "session",
+      onDiscard: { (session: Resource) in
+        sessionCleanupStarted.set()
+        // A shutdown that did not wait for this hook would return meanwhile. Give it the
+        // time to show.
+        if shutdownReturned.wait(timeout: .now() + .milliseconds(300)) == .success {
+          log.record(Resource("the shutdown returned before the clear's hook ended"))
+        }
+        await session.close(log: log)
+      }
+    ) { _ in log.built("session") }
+    let app = Pod()
+    let request = Pod(parent: app, scopes: [StepScope()])
+    _ = request.resolve(session)
+    request.clearCachedInstances(forScope: LeafScope())
+    await withWatchdog("the clear's hook to start") { await sessionCleanupStarted.wait() }
+    try await request.shutdown()
+    shutdownReturned.signal()
+    #expect(log.order == ["session"])
   }
 
   @Test("requests on many tasks shut down beside each other, each cleaning up its own")

@@ -63,6 +63,10 @@ extension EngineState {
     for slot in pending where !slot.isKept { pruneIfUnused(slot, released: &after.released) }
     if removed.contains(where: \.entry.hasDisposal) {
       after.disposals.append(contentsOf: Self.dependentsFirst(removed).filter(\.hasDisposal))
+      for (slot, entry) in removed where entry.hasDisposal {
+        let pod = ObjectIdentifier(slot.pod)
+        if !after.disposedIn.contains(pod) { after.disposedIn.append(pod) }
+      }
     }
   }
 

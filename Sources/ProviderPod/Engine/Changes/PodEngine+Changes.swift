@@ -21,7 +21,7 @@ extension PodEngine {
     guard !after.disposals.isEmpty else { return }
     // Main-actor hooks run at once when the caller is on the main actor.
     let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
-    runDisposals(after.disposals, onMainActor: onMainActor)
+    runDisposals(after.disposals, onMainActor: onMainActor, disposedIn: after.disposedIn)
   }
 
   /// Reports the overrides a pod was created with, once it is set up.

@@ -9,14 +9,20 @@ extension PodEngine {
   /// something built from it may still be using it. Nobody awaits that task but a later
   /// shutdown of the tree, and what the hooks throw goes nowhere: there is no caller left to
   /// tell.
+  /// `pods` are those whose instances `entries` are, for a later shutdown to know whether to
+  /// await the task (nil: this pod's).
   @inline(__always)
-  func runDisposals(_ entries: [CacheEntry], onMainActor: Bool) {
+  func runDisposals(
+    _ entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [ObjectIdentifier]? = nil
+  ) {
     // A request's pod going away disposes of nothing, most of the time.
     guard !entries.isEmpty else { return }
-    runAnyDisposals(entries, onMainActor: onMainActor)
+    runAnyDisposals(entries, onMainActor: onMainActor, disposedIn: pods)
   }
 
-  private func runAnyDisposals(_ entries: [CacheEntry], onMainActor: Bool) {
+  private func runAnyDisposals(
+    _ entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [ObjectIdentifier]?
+  ) {
     var firstAsync = 0
     while firstAsync < entries.count, runsNow(entries[firstAsync], onMainActor: onMainActor) {
       entries[firstAsync].dispose(onMainActor: onMainActor)
@@ -26,7 +32,7 @@ extension PodEngine {
     let pending = entries[firstAsync...].compactMap(\.cleanup)
     let cleanups = runningCleanups
     let done = Completion()
-    let id = cleanups.list(done)
+    let id = cleanups.list(done, disposingIn: pods ?? [ObjectIdentifier(pod)])
     Task {
       await EnclosingCleanups.within([done]) {
         for cleanup in pending { try? await cleanup.run() }

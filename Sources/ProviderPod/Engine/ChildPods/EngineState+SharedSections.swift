@@ -264,7 +264,8 @@ extension EngineState {
     swap(&released.slots, &pod.slots)
     swap(&released.scopeMembers, &pod.scopeMembers)
     swap(&released.familySlots, &pod.familySlots)
-    return start(plan, listedIn: cleanups)
+    return start(
+      plan, of: [ObjectIdentifier(pod)], awaitingAll: false, listedIn: cleanups)
   }
 
   /// Whether a build outside `pod` runs from one of its instances: an app singleton first

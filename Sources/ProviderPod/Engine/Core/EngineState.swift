@@ -67,6 +67,9 @@ struct EngineState {
   struct Aftermath {
     var events: [ReportedEvent] = []
     var disposals: [CacheEntry] = []
+    /// The pods whose instances `disposals` holds, for a shutdown to know whether to await
+    /// their hooks (see `RunningCleanups`).
+    var disposedIn: [ObjectIdentifier] = []
     var released: [AnyObject] = []
     /// Watchers and back-offs to wake (see `noticeChange`).
     var wakeUps: [() -> Void] = []

@@ -52,13 +52,19 @@ extension EngineState {
       after.wakeUps.append(contentsOf: endWatchers(of: member))
     }
     if pod === root { noteRootOverrides() }
-    return Self.start(plan, listedIn: runningCleanups)
+    let ids = pods.map(ObjectIdentifier.init)
+    return Self.start(
+      plan, of: ids, awaitingAll: pod === root, listedIn: runningCleanups)
   }
 
-  /// How a shutdown with `plan` goes on: after the cleanups the tree runs now, and listed
-  /// among them while its own run.
-  static func start(_ plan: CleanupPlan, listedIn cleanups: RunningCleanups) -> ShutdownStart {
-    let earlier = cleanups.all
+  /// How a shutdown of `pods` (a pod and its children) with `plan` goes on: after the cleanups
+  /// the tree runs now that dispose of their instances (all of them for the root's), and
+  /// listed among them while its own run.
+  static func start(
+    _ plan: CleanupPlan, of pods: [ObjectIdentifier], awaitingAll: Bool,
+    listedIn cleanups: RunningCleanups
+  ) -> ShutdownStart {
+    let earlier = cleanups.awaited(byShutdownOf: awaitingAll ? nil : Set(pods))
     // A plan of synchronous hooks with nothing to wait for runs on the caller's thread, as a
     // request's pod shut down at the end of each request mostly has: a task costs more than
     // the rest of the shutdown.
@@ -69,7 +75,9 @@ extension EngineState {
       return .begun(plan, after: [], runNow: true, listed: nil)
     }
     let done = Completion()
-    return .begun(plan, after: earlier, runNow: runNow, listed: (cleanups.list(done), done))
+    return .begun(
+      plan, after: earlier, runNow: runNow,
+      listed: (cleanups.list(done, disposingIn: pods), done))
   }
 
   /// What a resolve through a shut-down pod stops (or throws) with.

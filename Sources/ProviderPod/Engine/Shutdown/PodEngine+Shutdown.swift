@@ -24,7 +24,7 @@ extension PodEngine {
     let earlier = allEarlier.filter { !EnclosingCleanups.contain($0) }
     report(after.events)
     for wakeUp in after.wakeUps { wakeUp() }
-    runDisposals(after.disposals, onMainActor: false)
+    runDisposals(after.disposals, onMainActor: false, disposedIn: after.disposedIn)
     withExtendedLifetime(after.released) {}
     after = EngineState.Aftermath()
     // A request pod shut down beside its siblings hands its tables over, with the instances

@@ -1,6 +1,10 @@
 /// The async cleanups that discards and shutdowns of a tree started and nobody else awaits,
-/// until each ends: a shutdown awaits those started before it, so that a request's pod let go
-/// of or shut down just before the app's pod is cleans up before the database closes.
+/// until each ends, with the pods whose instances each disposes of: a shutdown awaits those
+/// started before it that dispose of its own pod's instances or its children's, so that a
+/// request's pod let go of or shut down just before the app's pod is cleans up before the
+/// database closes. Only those: nothing but a pod and its children can build from a pod's
+/// instances, so another request's cleanup never uses what this shutdown closes, and a
+/// request's shutdown does not wait for another request's hooks.
 ///
 /// Not behind the tree's lock: a request pod shut down beside its siblings (in a shared
 /// section of the tree's lock) lists its cleanups here, and every cleanup task unlists itself
@@ -14,11 +18,12 @@ struct RunningCleanups {
   /// The tree whose list this is.
   let gate: ThreadBuildGate
 
-  /// Lists a cleanup task about to start, until it unlists itself at its end.
-  func list(_ done: Completion) -> Int {
+  /// Lists a cleanup task about to start, which disposes of instances of the pods `pods`
+  /// (identified by their records), until it unlists itself at its end.
+  func list(_ done: Completion, disposingIn pods: [ObjectIdentifier]) -> Int {
     gate.withCleanupList { list in
       list.nextID += 1
-      list.running[list.nextID] = done
+      list.running[list.nextID] = (done, pods)
       return list.nextID
     }
   }
@@ -30,14 +35,23 @@ struct RunningCleanups {
     withExtendedLifetime(ended) {}
   }
 
-  /// The tasks listed now, for a shutdown to await.
-  var all: [Completion] {
-    gate.withCleanupList { $0.running.isEmpty ? [] : Array($0.running.values) }
+  /// The tasks listed now that a shutdown of the pods `pods` (a pod and its children) awaits:
+  /// those that dispose of an instance of one of them; every one for a shutdown of the root
+  /// (nil). A pod gone and a new one at its address may make a shutdown wait for a task it
+  /// need not, never miss one.
+  func awaited(byShutdownOf pods: Set<ObjectIdentifier>?) -> [Completion] {
+    gate.withCleanupList { list in
+      guard !list.running.isEmpty else { return [] }
+      guard let pods else { return list.running.values.map(\.done) }
+      return list.running.values.compactMap { listed in
+        listed.pods.contains(where: pods.contains) ? listed.done : nil
+      }
+    }
   }
 }
 
 /// The list itself, in the gate's header.
 struct CleanupList {
-  var running: [Int: Completion] = [:]
+  var running: [Int: (done: Completion, pods: [ObjectIdentifier])] = [:]
   var nextID = 0
 }
