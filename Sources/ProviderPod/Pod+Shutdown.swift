@@ -10,9 +10,11 @@ extension Pod {
   /// in this pod or a child: the database closes after the sessions that use it. Cleanups
   /// with no such order between them run at the same time. Synchronous hooks run in the same
   /// order, a main-actor provider's on the main actor. Before its own, the shutdown waits for
-  /// the async cleanups that clears, pods let go of and child pods' shutdowns in the same
-  /// tree started earlier. Observers see each instance discarded with
-  /// ``DiscardReason/podShutDown``.
+  /// the async cleanups of its own instances and its child pods' that clears, overrides, pods
+  /// let go of and child pods' shutdowns started earlier; the app's pod (a pod with no parent)
+  /// waits for all of its tree's. A request's pod does not wait for another request's
+  /// cleanups: nothing it closes can be in use by them. Observers see each instance discarded
+  /// with ``DiscardReason/podShutDown``.
   ///
   /// A child pod's shutdown takes the child's own instances and its children's; what it
   /// shares with its parent stays the parent's.
