@@ -151,6 +151,41 @@ struct RequestPodShutdownTests {
     #expect(log.order == ["session"])
   }
 
+  @Test(
+    "a pod's shutdown waits for the cleanups of a child it had, let go of or shut down",
+    arguments: [false, true])
+  func shutdownWaitsForFormerChildren(childShutDown: Bool) async throws {
+    let log = CloseLog()
+    let stepCleanupStarted = OneShot()
+    let window = Provider(
+      scope: AppWindowScope(), name: "window",
+      onDiscard: { (window: Resource) in await window.close(log: log) }
+    ) { _ in log.built("window") }
+    let step = Provider(
+      scope: WindowStepScope(), name: "step",
+      onDiscard: { (step: Resource) in
+        stepCleanupStarted.set()
+        // The window must not close while this hook runs. Give a wrongly started close the
+        // time to show, without holding a thread of the pool the window's cleanup runs on.
+        try? await Task.sleep(for: .milliseconds(300))
+        await step.close(log: log)
+      }
+    ) { pod in log.built("step", from: [pod.resolve(window)]) }
+    let app = Pod()
+    let windowPod = Pod(parent: app, scopes: [AppWindowScope()])
+    var stepShutdown: Task<Void, any Error>?
+    do {
+      let stepPod = Pod(parent: windowPod, scopes: [WindowStepScope()])
+      _ = stepPod.resolve(step)
+      if childShutDown { stepShutdown = Task.detached { try await stepPod.shutdown() } }
+    }
+    await withWatchdog("the step's cleanup to start") { await stepCleanupStarted.wait() }
+    try await windowPod.shutdown()
+    try await stepShutdown?.value
+    #expect(log.order == ["step", "window"])
+    #expect(log.tooEarly.isEmpty)
+  }
+
   @Test("requests on many tasks shut down beside each other, each cleaning up its own")
   func manyRequestsShutDown() async throws {
     let log = DisposalLog()

@@ -64,8 +64,9 @@ extension EngineState {
     if removed.contains(where: \.entry.hasDisposal) {
       after.disposals.append(contentsOf: Self.dependentsFirst(removed).filter(\.hasDisposal))
       for (slot, entry) in removed where entry.hasDisposal {
-        let pod = ObjectIdentifier(slot.pod)
-        if !after.disposedIn.contains(pod) { after.disposedIn.append(pod) }
+        if !after.disposedIn.contains(where: { $0 === slot.pod }) {
+          after.disposedIn.append(slot.pod)
+        }
       }
     }
   }

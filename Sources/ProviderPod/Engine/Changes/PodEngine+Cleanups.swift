@@ -13,7 +13,7 @@ extension PodEngine {
   /// await the task (nil: this pod's).
   @inline(__always)
   func runDisposals(
-    _ entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [ObjectIdentifier]? = nil
+    _ entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [PodRecord]? = nil
   ) {
     // A request's pod going away disposes of nothing, most of the time.
     guard !entries.isEmpty else { return }
@@ -21,7 +21,7 @@ extension PodEngine {
   }
 
   private func runAnyDisposals(
-    _ entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [ObjectIdentifier]?
+    _ entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [PodRecord]?
   ) {
     var firstAsync = 0
     while firstAsync < entries.count, runsNow(entries[firstAsync], onMainActor: onMainActor) {
@@ -32,7 +32,7 @@ extension PodEngine {
     let pending = entries[firstAsync...].compactMap(\.cleanup)
     let cleanups = runningCleanups
     let done = Completion()
-    let id = cleanups.list(done, disposingIn: pods ?? [ObjectIdentifier(pod)])
+    let id = cleanups.list(done, disposingIn: pods ?? [pod])
     Task {
       await EnclosingCleanups.within([done]) {
         for cleanup in pending { try? await cleanup.run() }

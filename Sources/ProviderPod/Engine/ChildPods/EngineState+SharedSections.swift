@@ -264,8 +264,7 @@ extension EngineState {
     swap(&released.slots, &pod.slots)
     swap(&released.scopeMembers, &pod.scopeMembers)
     swap(&released.familySlots, &pod.familySlots)
-    return start(
-      plan, of: [ObjectIdentifier(pod)], awaitingAll: false, listedIn: cleanups)
+    return start(plan, of: pod, listedIn: cleanups)
   }
 
   /// Whether a build outside `pod` runs from one of its instances: an app singleton first

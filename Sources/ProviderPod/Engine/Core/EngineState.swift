@@ -69,7 +69,7 @@ struct EngineState {
     var disposals: [CacheEntry] = []
     /// The pods whose instances `disposals` holds, for a shutdown to know whether to await
     /// their hooks (see `RunningCleanups`).
-    var disposedIn: [ObjectIdentifier] = []
+    var disposedIn: [PodRecord] = []
     var released: [AnyObject] = []
     /// Watchers and back-offs to wake (see `noticeChange`).
     var wakeUps: [() -> Void] = []

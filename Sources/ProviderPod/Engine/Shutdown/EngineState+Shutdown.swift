@@ -52,19 +52,16 @@ extension EngineState {
       after.wakeUps.append(contentsOf: endWatchers(of: member))
     }
     if pod === root { noteRootOverrides() }
-    let ids = pods.map(ObjectIdentifier.init)
-    return Self.start(
-      plan, of: ids, awaitingAll: pod === root, listedIn: runningCleanups)
+    return Self.start(plan, of: pod, listedIn: runningCleanups)
   }
 
-  /// How a shutdown of `pods` (a pod and its children) with `plan` goes on: after the cleanups
-  /// the tree runs now that dispose of their instances (all of them for the root's), and
+  /// How a shutdown of `pod` with `plan` goes on: after the cleanups the tree runs now that
+  /// dispose of its instances or those of pods below it (all of them, for the root's), and
   /// listed among them while its own run.
   static func start(
-    _ plan: CleanupPlan, of pods: [ObjectIdentifier], awaitingAll: Bool,
-    listedIn cleanups: RunningCleanups
+    _ plan: CleanupPlan, of pod: PodRecord, listedIn cleanups: RunningCleanups
   ) -> ShutdownStart {
-    let earlier = cleanups.awaited(byShutdownOf: awaitingAll ? nil : Set(pods))
+    let earlier = cleanups.awaited(byShutdownOf: pod)
     // A plan of synchronous hooks with nothing to wait for runs on the caller's thread, as a
     // request's pod shut down at the end of each request mostly has: a task costs more than
     // the rest of the shutdown.
@@ -77,7 +74,7 @@ extension EngineState {
     let done = Completion()
     return .begun(
       plan, after: earlier, runNow: runNow,
-      listed: (cleanups.list(done, disposingIn: pods), done))
+      listed: (cleanups.list(done, disposingIn: [pod]), done))
   }
 
   /// What a resolve through a shut-down pod stops (or throws) with.

@@ -1,8 +1,10 @@
 /// The async cleanups that discards and shutdowns of a tree started and nobody else awaits,
-/// until each ends, with the pods whose instances each disposes of: a shutdown awaits those
-/// started before it that dispose of its own pod's instances or its children's, so that a
+/// until each ends, with the pods whose instances each disposes of and their ancestors: a
+/// shutdown awaits those started before it that name its pod, those that dispose of its own
+/// instances or those of a pod below it (listed while the pod was there: a child let go of or
+/// shut down has left its parent's children by the time the parent shuts down), so that a
 /// request's pod let go of or shut down just before the app's pod is cleans up before the
-/// database closes. Only those: nothing but a pod and its children can build from a pod's
+/// database closes. Only those: nothing but a pod and the pods below it can build from a pod's
 /// instances, so another request's cleanup never uses what this shutdown closes, and a
 /// request's shutdown does not wait for another request's hooks.
 ///
@@ -18,12 +20,21 @@ struct RunningCleanups {
   /// The tree whose list this is.
   let gate: ThreadBuildGate
 
-  /// Lists a cleanup task about to start, which disposes of instances of the pods `pods`
-  /// (identified by their records), until it unlists itself at its end.
-  func list(_ done: Completion, disposingIn pods: [ObjectIdentifier]) -> Int {
-    gate.withCleanupList { list in
+  /// Lists a cleanup task about to start, which disposes of instances of the pods `pods`,
+  /// until it unlists itself at its end.
+  func list(_ done: Completion, disposingIn pods: [PodRecord]) -> Int {
+    // Each pod and its ancestors: a pod's parent is fixed when it is made.
+    var named: [ObjectIdentifier] = []
+    for pod in pods {
+      var next: PodRecord? = pod
+      while let current = next, !named.contains(ObjectIdentifier(current)) {
+        named.append(ObjectIdentifier(current))
+        next = current.parent
+      }
+    }
+    return gate.withCleanupList { list in
       list.nextID += 1
-      list.running[list.nextID] = (done, pods)
+      list.running[list.nextID] = (done, named)
       return list.nextID
     }
   }
@@ -35,17 +46,14 @@ struct RunningCleanups {
     withExtendedLifetime(ended) {}
   }
 
-  /// The tasks listed now that a shutdown of the pods `pods` (a pod and its children) awaits:
-  /// those that dispose of an instance of one of them; every one for a shutdown of the root
-  /// (nil). A pod gone and a new one at its address may make a shutdown wait for a task it
-  /// need not, never miss one.
-  func awaited(byShutdownOf pods: Set<ObjectIdentifier>?) -> [Completion] {
-    gate.withCleanupList { list in
+  /// The tasks listed now that a shutdown of `pod` awaits: those that name it. (The root is
+  /// named by every one.) A pod gone and a new one at its address may make a shutdown wait
+  /// for a task it need not, never miss one.
+  func awaited(byShutdownOf pod: PodRecord) -> [Completion] {
+    let id = ObjectIdentifier(pod)
+    return gate.withCleanupList { list in
       guard !list.running.isEmpty else { return [] }
-      guard let pods else { return list.running.values.map(\.done) }
-      return list.running.values.compactMap { listed in
-        listed.pods.contains(where: pods.contains) ? listed.done : nil
-      }
+      return list.running.values.compactMap { $0.pods.contains(id) ? $0.done : nil }
     }
   }
 }
