@@ -10,8 +10,9 @@ extension Pod {
   /// in this pod or a child: the database closes after the sessions that use it. Cleanups
   /// with no such order between them run at the same time. Synchronous hooks run in the same
   /// order, a main-actor provider's on the main actor. Before its own, the shutdown waits for
-  /// the async cleanups of its own instances and its child pods' that clears, overrides, pods
-  /// let go of and child pods' shutdowns started earlier; the app's pod (a pod with no parent)
+  /// the async cleanups of its own instances and those of the pods below it (even ones already
+  /// let go of) that clears, overrides, pods let go of and child pods' shutdowns started
+  /// earlier; the app's pod (a pod with no parent)
   /// waits for all of its tree's. A request's pod does not wait for another request's
   /// cleanups: nothing it closes can be in use by them. Observers see each instance discarded
   /// with ``DiscardReason/podShutDown``.
