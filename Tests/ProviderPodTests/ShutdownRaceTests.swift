@@ -55,6 +55,48 @@ struct ShutdownRaceTests {
     #expect(log.order == ["session", "database"])
     #expect(log.tooEarly.isEmpty)
   }
+
+  @Test("an app shutdown that begins right after a clear waits for the async hooks it started")
+  func shutdownRightAfterClearWaitsForItsHooks() async throws {
+    // The app's observer hears of the clear's discard after the clear's locked step and before
+    // its hooks start: there it starts the app's shutdown and lets the clear go on only once
+    // the shutdown has taken the database out.
+    final class ShutDownOnClear: PodObserver, @unchecked Sendable {
+      let pod = Shared<Pod?>(nil)
+      let shutdownTook = DispatchSemaphore(value: 0)
+      let shutdown = Shared<Task<Void, any Error>?>(nil)
+      func pod(_ pod: Pod, didReport event: PodEvent) {
+        switch event {
+        case .discarded("session", _, .scopeCleared):
+          guard let app = self.pod.withLock({ $0 }) else { return }
+          shutdown.withLock { $0 = Task.detached { try await app.shutdown() } }
+          _ = waitWithWatchdog(shutdownTook)
+        case .discarded("database", _, .podShutDown):
+          shutdownTook.signal()
+        default: break
+        }
+      }
+    }
+    let log = CloseLog()
+    let observer = ShutDownOnClear()
+    let database = Provider(
+      name: "database", onDiscard: { (database: Resource) in await database.close(log: log) }
+    ) { _ in log.built("database") }
+    let session = Provider(
+      scope: UnrelatedScope(), name: "session",
+      onDiscard: { (session: Resource) in await session.close(log: log) }
+    ) { pod in log.built("session", from: [pod.resolve(database)]) }
+    let app = Pod(observer: observer)
+    observer.pod.withLock { $0 = app }
+    _ = app.resolve(session)
+    // On a thread of its own: the observer holds it while the shutdown runs in the pool.
+    let cleared = startThread { app.clearCachedInstances(forScope: UnrelatedScope()) }
+    #expect(waitOrFail(cleared, "the clear"))
+    try await observer.shutdown.withLock({ $0 })?.value
+    observer.pod.withLock { $0 = nil }
+    #expect(log.order == ["session", "database"])
+    #expect(log.tooEarly.isEmpty)
+  }
 }
 
 @Suite("Shutdown: called from inside a cleanup")

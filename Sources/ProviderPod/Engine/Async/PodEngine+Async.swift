@@ -171,15 +171,20 @@ extension PodEngine {
       let reporting = isObserved
       var events: [ReportedEvent] = []
       var released: [AnyObject] = []
-      let after = state.withLock {
-        $0.commitAsyncBuild(
+      let pod = self.pod
+      let (after, listed) = state.withLock {
+        let after = $0.commitAsyncBuild(
           build, in: &frame, result: result, entry: entry, reporting: reporting,
           events: &events, released: &released)
+        let unwanted = after.unwanted.map { [$0] } ?? []
+        return (after, listTask(for: unwanted, onMainActor: false, disposedIn: [pod]))
       }
       withExtendedLifetime(released) {}
       if reporting { noteRecreation(of: provider.info, into: &events) }
       if reporting { report(events) }
-      if let unwanted = after.unwanted { runDisposals([unwanted], onMainActor: false) }
+      if let unwanted = after.unwanted {
+        runDisposals([unwanted], onMainActor: false, listed: listed)
+      }
       for continuation in after.continuations { continuation.resume(returning: result) }
     }
     let cancelNow = state.withLock { $0.attach(task, to: build) }

@@ -9,19 +9,20 @@ extension PodEngine {
   ) {
     var after = EngineState.Aftermath()
     let pod = self.pod
-    state.withLock {
+    // Main-actor hooks run at once when the caller is on the main actor.
+    let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
+    let listed = state.withLock {
       $0.join(pod)
       body(&$0, &after)
       $0.noticeChange(into: &after)
       $0.checkInvariantsInDebugBuilds()
+      return listTask(for: after.disposals, onMainActor: onMainActor, disposedIn: after.disposedIn)
     }
     defer { withExtendedLifetime(after.released) {} }
     report(after.events)
     for wakeUp in after.wakeUps { wakeUp() }
     guard !after.disposals.isEmpty else { return }
-    // Main-actor hooks run at once when the caller is on the main actor.
-    let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
-    runDisposals(after.disposals, onMainActor: onMainActor, disposedIn: after.disposedIn)
+    runDisposals(after.disposals, onMainActor: onMainActor, listed: listed)
   }
 
   /// Reports the overrides a pod was created with, once it is set up.
@@ -88,19 +89,29 @@ extension PodEngine {
     guard pod.isJoined else { return }
     // A request's pod goes away beside its siblings, unless `release` must see the tree.
     if runsSharedSections,
-      let released = state.withShared({ EngineState.sharedRelease(pod, tree: sharedTree($0)) })
+      let (released, listed) = state.withShared({
+        access -> (EngineState.ReleasedPod, ListedCleanup?)? in
+        guard let released = EngineState.sharedRelease(pod, tree: sharedTree(access)) else {
+          return nil
+        }
+        return (released, listTask(for: released.disposals, onMainActor: false, disposedIn: [pod]))
+      })
     {
-      runDisposals(released.disposals, onMainActor: false)
+      runDisposals(released.disposals, onMainActor: false, listed: listed)
       withExtendedLifetime(released) {}
       return
     }
-    let (released, wakeUps) = state.withLock {
-      let result = ($0.release(pod), $0.endWatchers(of: pod))
+    let (released, wakeUps, listed) = state.withLock {
+      let released = $0.release(pod)
+      let result = (
+        released, $0.endWatchers(of: pod),
+        listTask(for: released.disposals, onMainActor: false, disposedIn: [pod])
+      )
       $0.checkInvariantsInDebugBuilds()
       return result
     }
     for wakeUp in wakeUps { wakeUp() }
-    runDisposals(released.disposals, onMainActor: false)
+    runDisposals(released.disposals, onMainActor: false, listed: listed)
     withExtendedLifetime(released) {}
   }
 }

@@ -8,38 +8,49 @@ extension PodEngine {
   /// started here, one after the other in the same order, so that nothing is cleaned up while
   /// something built from it may still be using it. Nobody awaits that task but a later
   /// shutdown of the tree, and what the hooks throw goes nowhere: there is no caller left to
-  /// tell.
-  /// `pods` are those whose instances `entries` are, for a later shutdown to know whether to
-  /// await the task (nil: this pod's).
+  /// tell. `listed` is the task's place among the tree's running cleanups, taken by
+  /// `listTask` in the section that discarded the instances.
   @inline(__always)
-  func runDisposals(
-    _ entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [PodRecord]? = nil
-  ) {
+  func runDisposals(_ entries: [CacheEntry], onMainActor: Bool, listed: ListedCleanup?) {
     // A request's pod going away disposes of nothing, most of the time.
     guard !entries.isEmpty else { return }
-    runAnyDisposals(entries, onMainActor: onMainActor, disposedIn: pods)
+    runAnyDisposals(entries, onMainActor: onMainActor, listed: listed)
   }
 
   private func runAnyDisposals(
-    _ entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [PodRecord]?
+    _ entries: [CacheEntry], onMainActor: Bool, listed: ListedCleanup?
   ) {
     var firstAsync = 0
     while firstAsync < entries.count, runsNow(entries[firstAsync], onMainActor: onMainActor) {
       entries[firstAsync].dispose(onMainActor: onMainActor)
       firstAsync += 1
     }
-    guard firstAsync < entries.count else { return }
-    let pending = entries[firstAsync...].compactMap(\.cleanup)
     let cleanups = runningCleanups
-    let done = Completion()
-    let id = cleanups.list(done, disposingIn: pods ?? [pod])
+    guard firstAsync < entries.count else {
+      // `listTask` decides as this does: it listed no task.
+      if let listed { cleanups.end(listed) }
+      return
+    }
+    let pending = entries[firstAsync...].compactMap(\.cleanup)
+    let task = listed ?? ListedCleanup(listingIn: cleanups, disposingIn: [pod])
     Task {
-      await EnclosingCleanups.within([done]) {
+      await EnclosingCleanups.within([task.done]) {
         for cleanup in pending { try? await cleanup.run() }
       }
-      done.complete()
-      cleanups.unlist(id)
+      cleanups.end(task)
     }
+  }
+
+  /// Lists, in the section that discarded `entries` (of the pods `pods`), the task that
+  /// `runDisposals` will start for their hooks, if it will start one. Listed any later, a
+  /// shutdown of the app's pod that began in between would not wait for it.
+  func listTask(
+    for entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [PodRecord]
+  ) -> ListedCleanup? {
+    guard !entries.isEmpty,
+      entries.contains(where: { !runsNow($0, onMainActor: onMainActor) })
+    else { return nil }
+    return ListedCleanup(listingIn: runningCleanups, disposingIn: pods)
   }
 
   /// The tree's list of running cleanups: fixed when the tree is made, read without a lock.

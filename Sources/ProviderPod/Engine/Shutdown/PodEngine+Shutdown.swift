@@ -5,12 +5,15 @@ extension PodEngine {
     let progress = ShutdownProgress()
     var after = EngineState.Aftermath()
     var released = EngineState.ReleasedPod()
+    var disposalTask: ListedCleanup?
     let start =
       sharedShutdown(progress: progress, events: &after.events, released: &released)
       ?? state.withLock {
         $0.join(pod)
         let start = $0.beginShutdown(of: pod, progress: progress, into: &after)
         $0.checkInvariantsInDebugBuilds()
+        disposalTask = listTask(
+          for: after.disposals, onMainActor: false, disposedIn: after.disposedIn)
         return start
       }
     guard case .begun(let plan, let allEarlier, let runNow, let listed) = start else {
@@ -24,7 +27,7 @@ extension PodEngine {
     let earlier = allEarlier.filter { !EnclosingCleanups.contain($0) }
     report(after.events)
     for wakeUp in after.wakeUps { wakeUp() }
-    runDisposals(after.disposals, onMainActor: false, disposedIn: after.disposedIn)
+    runDisposals(after.disposals, onMainActor: false, listed: disposalTask)
     withExtendedLifetime(after.released) {}
     after = EngineState.Aftermath()
     // A request pod shut down beside its siblings hands its tables over, with the instances

@@ -58,6 +58,26 @@ struct RunningCleanups {
   }
 }
 
+/// A cleanup task's place among its tree's running cleanups, and its end.
+struct ListedCleanup {
+  let id: Int
+  let done: Completion
+
+  /// A task about to start, listed in `cleanups` as disposing of instances of `pods`.
+  init(listingIn cleanups: RunningCleanups, disposingIn pods: [PodRecord]) {
+    done = Completion()
+    id = cleanups.list(done, disposingIn: pods)
+  }
+}
+
+extension RunningCleanups {
+  /// Marks `task` ended and takes it out of the list.
+  func end(_ task: ListedCleanup) {
+    task.done.complete()
+    unlist(task.id)
+  }
+}
+
 /// The list itself, in the gate's header.
 struct CleanupList {
   var running: [Int: (done: Completion, pods: [ObjectIdentifier])] = [:]
