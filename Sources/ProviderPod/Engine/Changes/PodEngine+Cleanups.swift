@@ -44,13 +44,15 @@ extension PodEngine {
   /// Lists, in the section that discarded `entries` (of the pods `pods`), the task that
   /// `runDisposals` will start for their hooks, if it will start one. Listed any later, a
   /// shutdown of the app's pod that began in between would not wait for it.
+  /// (`pods` is made only then: a request's pod going away lists nothing, most of the time.)
+  @inline(__always)
   func listTask(
-    for entries: [CacheEntry], onMainActor: Bool, disposedIn pods: [PodRecord]
+    for entries: [CacheEntry], onMainActor: Bool, disposedIn pods: @autoclosure () -> [PodRecord]
   ) -> ListedCleanup? {
     guard !entries.isEmpty,
       entries.contains(where: { !runsNow($0, onMainActor: onMainActor) })
     else { return nil }
-    return ListedCleanup(listingIn: runningCleanups, disposingIn: pods)
+    return ListedCleanup(listingIn: runningCleanups, disposingIn: pods())
   }
 
   /// The tree's list of running cleanups: fixed when the tree is made, read without a lock.
