@@ -89,9 +89,14 @@ struct ShutdownRaceTests {
     let app = Pod(observer: observer)
     observer.pod.withLock { $0 = app }
     _ = app.resolve(session)
-    // On a thread of its own: the observer holds it while the shutdown runs in the pool.
-    let cleared = startThread { app.clearCachedInstances(forScope: UnrelatedScope()) }
-    #expect(waitOrFail(cleared, "the clear"))
+    // On a thread of its own, awaited without holding one of the pool's: the observer holds
+    // it while the shutdown runs in the pool.
+    let cleared = OneShot()
+    _ = startThread {
+      app.clearCachedInstances(forScope: UnrelatedScope())
+      cleared.set()
+    }
+    await withWatchdog("the clear") { await cleared.wait() }
     try await observer.shutdown.withLock({ $0 })?.value
     observer.pod.withLock { $0 = nil }
     #expect(log.order == ["session", "database"])
