@@ -22,7 +22,7 @@ struct RunningCleanups {
 
   /// Lists a cleanup task about to start, which disposes of instances of the pods `pods`,
   /// until it unlists itself at its end.
-  func list(_ done: Completion, disposingIn pods: [PodRecord]) -> Int {
+  func list(_ done: Completion, disposingIn pods: [PodRecord]) -> ObjectIdentifier {
     // Each pod and its ancestors: a pod's parent is fixed when it is made.
     var named: [ObjectIdentifier] = []
     for pod in pods {
@@ -33,14 +33,13 @@ struct RunningCleanups {
       }
     }
     return gate.withCleanupList { list in
-      list.nextID += 1
-      list.running[list.nextID] = (done, named)
-      return list.nextID
+      list.running[ObjectIdentifier(done)] = (done, named)
+      return ObjectIdentifier(done)
     }
   }
 
   /// Takes an ended task out of the list.
-  func unlist(_ id: Int) {
+  func unlist(_ id: ObjectIdentifier) {
     // Let go of after the lock.
     let ended = gate.withCleanupList { $0.running.removeValue(forKey: id) }
     withExtendedLifetime(ended) {}
@@ -60,7 +59,7 @@ struct RunningCleanups {
 
 /// A cleanup task's place among its tree's running cleanups, and its end.
 struct ListedCleanup {
-  let id: Int
+  let id: ObjectIdentifier
   let done: Completion
 
   /// A task about to start, listed in `cleanups` as disposing of instances of `pods`.
@@ -80,6 +79,7 @@ extension RunningCleanups {
 
 /// The list itself, in the gate's header.
 struct CleanupList {
-  var running: [Int: (done: Completion, pods: [ObjectIdentifier])] = [:]
-  var nextID = 0
+  // Keyed by the completion itself: a counter beside it would be written by every listing,
+  // on a line that every lock-free read of the tree loads.
+  var running: [ObjectIdentifier: (done: Completion, pods: [ObjectIdentifier])] = [:]
 }
