@@ -8,7 +8,8 @@ extension EngineState {
     /// the caller's thread at once; and, when it has hooks to run, its place among the tree's
     /// running cleanups and its end.
     case begun(
-      CleanupPlan, after: [Completion], runNow: Bool, listed: (id: ObjectIdentifier, done: Completion)?)
+      CleanupPlan, after: [Completion], runNow: Bool,
+      listed: (id: ObjectIdentifier, done: Completion)?)
     /// An earlier call did (on this pod or an ancestor): the progress to wait for.
     case alreadyBegun(ShutdownProgress)
   }
