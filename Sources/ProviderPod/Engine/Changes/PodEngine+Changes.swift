@@ -9,20 +9,26 @@ extension PodEngine {
   ) {
     var after = EngineState.Aftermath()
     let pod = self.pod
-    // Main-actor hooks run at once when the caller is on the main actor.
-    let onMainActor = isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
     let listed = state.withLock {
       $0.join(pod)
       body(&$0, &after)
       $0.noticeChange(into: &after)
       $0.checkInvariantsInDebugBuilds()
-      return listTask(for: after.disposals, onMainActor: onMainActor, disposedIn: after.disposedIn)
+      return listTask(
+        for: after.disposals, onMainActor: Self.isMainActor(isolation),
+        disposedIn: after.disposedIn ?? [])
     }
     defer { withExtendedLifetime(after.released) {} }
     report(after.events)
     for wakeUp in after.wakeUps { wakeUp() }
     guard !after.disposals.isEmpty else { return }
-    runDisposals(after.disposals, onMainActor: onMainActor, listed: listed)
+    runDisposals(after.disposals, onMainActor: Self.isMainActor(isolation), listed: listed)
+  }
+
+  /// Whether the caller is on the main actor, where main-actor hooks run at once. Asked only
+  /// of a change with hooks to run: most have none.
+  private static func isMainActor(_ isolation: (any Actor)?) -> Bool {
+    isolation.map { ($0 as AnyObject) === MainActor.shared } ?? false
   }
 
   /// Reports the overrides a pod was created with, once it is set up.

@@ -47,11 +47,14 @@ extension PodEngine {
   /// (`pods` is made only then: a request's pod going away lists nothing, most of the time.)
   @inline(__always)
   func listTask(
-    for entries: [CacheEntry], onMainActor: Bool, disposedIn pods: @autoclosure () -> [PodRecord]
+    for entries: [CacheEntry], onMainActor: @autoclosure () -> Bool,
+    disposedIn pods: @autoclosure () -> [PodRecord]
   ) -> ListedCleanup? {
-    guard !entries.isEmpty,
-      entries.contains(where: { !runsNow($0, onMainActor: onMainActor) })
-    else { return nil }
+    guard !entries.isEmpty else { return nil }
+    let onMainActor = onMainActor()
+    guard entries.contains(where: { !runsNow($0, onMainActor: onMainActor) }) else {
+      return nil
+    }
     return ListedCleanup(listingIn: runningCleanups, disposingIn: pods())
   }
 

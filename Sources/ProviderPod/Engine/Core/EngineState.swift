@@ -69,7 +69,9 @@ struct EngineState {
     var disposals: [CacheEntry] = []
     /// The pods whose instances `disposals` holds, for a shutdown to know whether to await
     /// their hooks (see `RunningCleanups`).
-    var disposedIn: [PodRecord] = []
+    /// Nil while `disposals` is empty: most changes have no hooks to run, and an empty list
+    /// would still cost each of them its release.
+    var disposedIn: [PodRecord]?
     var released: [AnyObject] = []
     /// Watchers and back-offs to wake (see `noticeChange`).
     var wakeUps: [() -> Void] = []

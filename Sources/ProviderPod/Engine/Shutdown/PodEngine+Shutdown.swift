@@ -13,7 +13,7 @@ extension PodEngine {
         let start = $0.beginShutdown(of: pod, progress: progress, into: &after)
         $0.checkInvariantsInDebugBuilds()
         disposalTask = listTask(
-          for: after.disposals, onMainActor: false, disposedIn: after.disposedIn)
+          for: after.disposals, onMainActor: false, disposedIn: after.disposedIn ?? [])
         return start
       }
     guard case .begun(let plan, let allEarlier, let runNow, let listed) = start else {
