@@ -1,12 +1,12 @@
 /// The async cleanups that discards and shutdowns of a tree started and nobody else awaits,
-/// until each ends, with the pods whose instances each disposes of and their ancestors: a
-/// shutdown awaits those started before it that name its pod, those that dispose of its own
-/// instances or those of a pod below it (listed while the pod was there: a child let go of or
-/// shut down has left its parent's children by the time the parent shuts down), so that a
-/// request's pod let go of or shut down just before the app's pod is cleans up before the
-/// database closes. Only those: nothing but a pod and the pods below it can build from a pod's
-/// instances, so another request's cleanup never uses what this shutdown closes, and a
-/// request's shutdown does not wait for another request's hooks.
+/// until each ends, each naming the pods whose instances it disposes of and their ancestors.
+/// A shutdown awaits those that name its pod: the cleanups of its own instances and of pods
+/// below it, even pods gone since (a child let go of or shut down has left its parent's
+/// children by the time the parent shuts down), so that a request's pod let go of or shut
+/// down just before the app's pod is cleans up before the database closes. Only those:
+/// nothing but a pod and the pods below it can build from its instances, so another request's
+/// cleanup never uses what this shutdown closes, and a request's shutdown does not wait for
+/// another request's hooks.
 ///
 /// Not behind the tree's lock: a request pod shut down beside its siblings (in a shared
 /// section of the tree's lock) lists its cleanups here, and every cleanup task unlists itself
