@@ -151,8 +151,7 @@ extension PodEngine {
         released: &released)
     }
     withExtendedLifetime(released) {}
-    if reporting { noteRecreation(of: provider.info, into: &events) }
-    if reporting { report(events) }
+    if reporting { reportBuild(of: provider.info, events: events) }
     return try result.get()
   }
 
@@ -180,8 +179,7 @@ extension PodEngine {
         return (after, listTask(for: unwanted, onMainActor: false, disposedIn: [pod]))
       }
       withExtendedLifetime(released) {}
-      if reporting { noteRecreation(of: provider.info, into: &events) }
-      if reporting { report(events) }
+      if reporting { reportBuild(of: provider.info, events: events) }
       if let unwanted = after.unwanted {
         runDisposals([unwanted], onMainActor: false, listed: listed)
       }

@@ -234,10 +234,7 @@ final class PodEngine {
       guard
         let leftover = finishShared(&frame, entry: consume entry, caller: caller, events: &events)
       else {
-        if var events {
-          noteRecreation(of: provider.info, into: &events)
-          report(events)
-        }
+        if let events { reportBuild(of: provider.info, events: events) }
         return
       }
       return finishExclusively(provider, in: &frame, entry: leftover, caller: caller)
@@ -263,8 +260,7 @@ final class PodEngine {
     }
     waiters?.leave()
     withExtendedLifetime(released) {}
-    if reporting { noteRecreation(of: provider.info, into: &events) }
-    if reporting { report(events) }
+    if reporting { reportBuild(of: provider.info, events: events) }
   }
 
   /// What a shared section of this pod's tree knows of the tree's state.

@@ -45,6 +45,14 @@ extension EngineState {
 }
 
 extension PodEngine {
+  /// After a build in an observed pod: reports its events to the observers, with
+  /// `.providerRecreated` if the provider was made again.
+  func reportBuild(of provider: ProviderInfo, events: [ReportedEvent]) {
+    var events = events
+    noteRecreation(of: provider, into: &events)
+    report(events)
+  }
+
   /// After a build in an observed pod: adds `.providerRecreated` to `events` if the pod holds
   /// the instance or override of an earlier provider made by the same expression that is now
   /// gone. Takes the lock once to look; checks what it found outside it.
