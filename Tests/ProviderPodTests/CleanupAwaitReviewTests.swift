@@ -37,16 +37,11 @@ struct CleanupAwaitReviewTests {
       self.connection = connection
       handler = Provider(
         scope: StepScope(), name: "handler",
-        onDiscard: { (handler: Resource) in
-          handlerCleanupStarted.set()
-          // The session's pod begins its shutdown while this hook runs; its connection must
-          // not close until the hook has ended. Give a wrongly started close the time to show.
-          await sessionShutdownBegan.began.wait()
-          if connectionCleanupStarted.wait(timeout: .now() + .milliseconds(300)) == .success {
-            connectionCleanupStarted.signal()
-          }
-          await handler.close(log: log)
-        }
+        // The session's pod begins its shutdown while this hook runs; its connection must
+        // not close until the hook has ended.
+        onDiscard: hookWatchingForAnEarlyClose(
+          log: log, started: handlerCleanupStarted, shutdownBegan: sessionShutdownBegan.began,
+          builtFromCleanupStarted: connectionCleanupStarted)
       ) { pod in log.built("handler", from: [pod.resolve(connection)]) }
       session = Pod(parent: app, scopes: [FlowScope()], observer: sessionShutdownBegan)
     }

@@ -63,18 +63,13 @@ struct RequestPodShutdownTests {
         await database.close(log: log)
       }
     ) { _ in log.built("database") }
+    // The app's pod begins its shutdown while this hook runs; its database must not close
+    // until the hook has ended.
     let connection = Provider(
       scope: StepScope(), name: "connection",
-      onDiscard: { (connection: Resource) in
-        connectionCleanupStarted.set()
-        // The app's pod begins its shutdown while this hook runs; its database must not
-        // close until the hook has ended. Give a wrongly started close the time to show.
-        await appShutdownBegan.began.wait()
-        if databaseCleanupStarted.wait(timeout: .now() + .milliseconds(300)) == .success {
-          databaseCleanupStarted.signal()
-        }
-        await connection.close(log: log)
-      }
+      onDiscard: hookWatchingForAnEarlyClose(
+        log: log, started: connectionCleanupStarted, shutdownBegan: appShutdownBegan.began,
+        builtFromCleanupStarted: databaseCleanupStarted)
     ) { pod in log.built("connection", from: [pod.resolve(database)]) }
     let app = Pod(observer: appShutdownBegan)
     _ = app.resolve(database)

@@ -1,3 +1,4 @@
+import Dispatch
 import ProviderPod
 import Testing
 
@@ -115,5 +116,23 @@ final class ShutdownBegan: PodObserver {
   let began = OneShot()
   func pod(_ pod: Pod, didReport event: PodEvent) {
     if case .discarded(_, _, .podShutDown) = event { began.set() }
+  }
+}
+
+/// The hook of a resource whose cleanup must end before what it was built from closes, for
+/// tests that a shutdown waits for it: it says it started, waits until the shutdown has begun,
+/// gives a close of what it was built from, wrongly started meanwhile, the time to show (that
+/// close's hook signals `builtFromCleanupStarted`), and closes.
+func hookWatchingForAnEarlyClose(
+  log: CloseLog, started: OneShot, shutdownBegan: OneShot,
+  builtFromCleanupStarted: DispatchSemaphore
+) -> @Sendable (Resource) async -> Void {
+  { resource in
+    started.set()
+    await shutdownBegan.wait()
+    if builtFromCleanupStarted.wait(timeout: .now() + .milliseconds(300)) == .success {
+      builtFromCleanupStarted.signal()
+    }
+    await resource.close(log: log)
   }
 }
