@@ -249,6 +249,7 @@ extension EngineState {
       pod: pod, parent: parent, scopeEpoch: epoch, requesterScopeEpoch: requesterEpoch,
       serial: builds)
     runningBuilds += 1
+    frame.enterRunning(first: &firstRunning)
     return frame
   }
 }

@@ -3,12 +3,51 @@ extension EngineState {
   /// Marks a running build stale and forgets what it was built from so far: its result will
   /// not be cached, and a later discard of something it used must not reach the slot it was
   /// placed in, which may hold a newer instance by then (in a tree of pods, the parent's own).
+  ///
+  /// The builds that will take its value go stale with it: the build it is nested in, and so
+  /// on outward, and for an async build the builds waiting for it. Each would find out only
+  /// when the value reached it, and until then a resolve that began after the change could
+  /// join one of them (an async build hands its callers its value) and be handed something
+  /// built from what the change discarded.
   mutating func invalidate(_ build: Frame, released: inout [AnyObject]) {
-    guard build.phase == .running else { return }
-    build.invalidate()
+    var next: Frame? = build
+    while let frame = next, frame.phase == .running {
+      frame.invalidate()
+      forgetDependencies(of: frame, released: &released)
+      if frame.asyncBuild != nil, !waits.isEmpty {
+        invalidateWaiters(on: frame, released: &released)
+      }
+      // A running build's parent is running too, or a build whose context outlived it, which
+      // has no owner; a thread build has none either.
+      next = frame.parent?.owner
+    }
+  }
+
+  /// Drops a stale or failed build's "built from" records.
+  @inline(__always)
+  func forgetDependencies(of build: Frame, released: inout [AnyObject]) {
     guard let slot = build.slot, !build.dependencies.isEmpty else { return }
     dropDependent(slot, from: build.dependencies, released: &released)
     build.dependencies.removeAll()
+  }
+
+  /// The builds waiting for an async build that went stale: they will be handed its value.
+  @inline(never)
+  private mutating func invalidateWaiters(on build: Frame, released: inout [AnyObject]) {
+    let waiting = waits.values.compactMap { $0.target === build ? $0.waiter.owner : nil }
+    for waiter in waiting { invalidate(waiter, released: &released) }
+  }
+
+  /// A clear makes the builds running in its scopes stale, which their scope's count tells
+  /// when they end; they are invalidated now, with the builds that will take their values.
+  mutating func invalidateBuildsGoneStale(released: inout [AnyObject]) {
+    var next = firstRunning
+    while let frame = next {
+      next = frame.nextRunning
+      if frame.phase == .running, frame.clearableScope != nil, isStale(frame) {
+        invalidate(frame, released: &released)
+      }
+    }
   }
 
   /// Whether a running build's result may no longer be cached: it was invalidated, or its

@@ -31,6 +31,8 @@ import Dispatch
 /// - The engine is held as `Unmanaged`, retained by `retainedEngine` except in a running thread
 ///   build (held by its resolve, as above); a context reaches it through `withEngine` without
 ///   a retain, since the context holds the frame.
+/// - `nextRunning` and `previousRunning`, the list of running builds, are `unowned(unsafe)`: a
+///   frame is in the list only while its build runs, and the resolve running it holds it.
 /// Nothing outside this file and `ThreadBuild.swift` sets these fields.
 final class Frame {
   /// Where the frame is in its life. A frame serves two kinds of build, with one life:
@@ -154,6 +156,12 @@ final class Frame {
   @exclusivity(unchecked) var thread: ThreadRecord?
   /// The next of the thread's idle frames (retained), while this one is idle there too.
   @exclusivity(unchecked) var nextSpare: UnsafeMutableRawPointer?
+  /// The general builds running in the tree form a list, so that a clear finds the ones it
+  /// makes stale without looking at every slot (`EngineState.invalidateBuildsGoneStale`). A
+  /// frame is in it from `EngineState.makeFrame` to `EngineState.finish`, under the lock, and
+  /// its build's resolve holds it all that time: the links need not retain.
+  @exclusivity(unchecked) private(set) unowned(unsafe) var nextRunning: Frame?
+  @exclusivity(unchecked) private unowned(unsafe) var previousRunning: Frame?
 
   init(treeID: ObjectIdentifier) {
     self.treeID = treeID
@@ -224,6 +232,27 @@ final class Frame {
 
   func invalidate() {
     if phase == .running { phase = .invalidated }
+  }
+
+  /// Puts the frame first in the list of running builds that begins at `first`.
+  @inline(__always)
+  func enterRunning(first: inout Frame?) {
+    nextRunning = first
+    first?.previousRunning = self
+    first = self
+  }
+
+  /// Takes the frame out of the list of running builds that begins at `first`.
+  @inline(__always)
+  func leaveRunning(first: inout Frame?) {
+    if let previousRunning {
+      previousRunning.nextRunning = nextRunning
+    } else {
+      first = nextRunning
+    }
+    nextRunning?.previousRunning = previousRunning
+    nextRunning = nil
+    previousRunning = nil
   }
 
   /// Marks a build whose builder threw while it was still valid (see `Phase.failed`).

@@ -18,6 +18,7 @@ extension EngineState {
         pending.append(contentsOf: next.children)
       }
     }
+    if firstRunning != nil { invalidateBuildsGoneStale(released: &after.released) }
     discard(members, reason: .scopeCleared, into: &after)
   }
 

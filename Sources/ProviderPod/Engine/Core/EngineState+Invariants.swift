@@ -168,6 +168,16 @@ extension EngineState {
       }
     }
     if runningBuilds < running { problems.append("running builds undercounted") }
+    var listed = 0
+    var next = firstRunning
+    while let frame = next, listed <= runningBuilds {
+      listed += 1
+      if !frame.isBuilding || frame.startedShared || frame.isThreadBuild {
+        problems.append("a frame in the list of running builds is not one")
+      }
+      next = frame.nextRunning
+    }
+    if listed != runningBuilds { problems.append("the list of running builds is not their count") }
     if atRest, runningBuilds + sharedRunning == 0, !waits.isEmpty {
       problems.append("waits left with no build running")
     }
