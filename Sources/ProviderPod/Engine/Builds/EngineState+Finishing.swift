@@ -28,10 +28,8 @@ extension EngineState {
     events: inout [ReportedEvent], released: inout [AnyObject]
   ) -> DispatchGroup? {
     // A build begun in a shared section was never counted (see `EngineState+SharedSections`).
-    if !frame.startedShared {
-      runningBuilds -= 1
-      frame.leaveRunning(first: &firstRunning)
-    }
+    if !frame.startedShared { runningBuilds -= 1 }
+    if frame.isListedRunning { frame.leaveRunning(first: &firstRunning) }
     let caller = caller?.isBuilding == true ? caller : nil
     var stale = isStale(frame)
     let failed = frame.phase == .failed

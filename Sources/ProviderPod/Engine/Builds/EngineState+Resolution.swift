@@ -169,6 +169,12 @@ extension EngineState {
       asyncBuild.frame = frame
       asyncBuild.requester = pod
     }
+    // A clear that makes this build stale must reach at once the builds that will take its
+    // value (see `invalidate`): the one it is nested in, or for an async build, those that
+    // may wait for it. Its other callers see its scope's count when they look.
+    if frame.clearableScope != nil, caller != nil || asyncBuild != nil {
+      frame.enterRunning(first: &firstRunning)
+    }
     return .build(frame, override: override)
   }
 
@@ -249,7 +255,6 @@ extension EngineState {
       pod: pod, parent: parent, scopeEpoch: epoch, requesterScopeEpoch: requesterEpoch,
       serial: builds)
     runningBuilds += 1
-    frame.enterRunning(first: &firstRunning)
     return frame
   }
 }

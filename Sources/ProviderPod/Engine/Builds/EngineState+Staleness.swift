@@ -39,10 +39,10 @@ extension EngineState {
   }
 
   /// A clear makes the builds running in its scopes stale, which their scope's count tells
-  /// when they end; they are invalidated now, with the builds that will take their values.
+  /// when they end; those whose value other builds take are invalidated now, with those.
   mutating func invalidateBuildsGoneStale(released: inout [AnyObject]) {
     var next = firstRunning
-    while let frame = next {
+    while let frame = next?.takeUnretainedValue() {
       next = frame.nextRunning
       if frame.phase == .running, frame.clearableScope != nil, isStale(frame) {
         invalidate(frame, released: &released)

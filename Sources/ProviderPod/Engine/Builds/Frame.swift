@@ -31,8 +31,8 @@ import Dispatch
 /// - The engine is held as `Unmanaged`, retained by `retainedEngine` except in a running thread
 ///   build (held by its resolve, as above); a context reaches it through `withEngine` without
 ///   a retain, since the context holds the frame.
-/// - `nextRunning` and `previousRunning`, the list of running builds, are `unowned(unsafe)`: a
-///   frame is in the list only while its build runs, and the resolve running it holds it.
+/// - `nextRunning` and `previousRunning`, a list of running builds, are `Unmanaged`: a frame is
+///   in the list only while its build runs, and the resolve running it holds it.
 /// Nothing outside this file and `ThreadBuild.swift` sets these fields.
 final class Frame {
   /// Where the frame is in its life. A frame serves two kinds of build, with one life:
@@ -156,12 +156,15 @@ final class Frame {
   @exclusivity(unchecked) var thread: ThreadRecord?
   /// The next of the thread's idle frames (retained), while this one is idle there too.
   @exclusivity(unchecked) var nextSpare: UnsafeMutableRawPointer?
-  /// The general builds running in the tree form a list, so that a clear finds the ones it
-  /// makes stale without looking at every slot (`EngineState.invalidateBuildsGoneStale`). A
-  /// frame is in it from `EngineState.makeFrame` to `EngineState.finish`, under the lock, and
-  /// its build's resolve holds it all that time: the links need not retain.
-  @exclusivity(unchecked) private(set) unowned(unsafe) var nextRunning: Frame?
-  @exclusivity(unchecked) private unowned(unsafe) var previousRunning: Frame?
+  /// The running builds that a clear can make stale while another build is to take their
+  /// value (a nested build in a clearable scope, or an async one, which builds may wait for)
+  /// form a list, so that a clear finds them without looking at every slot
+  /// (`EngineState.invalidateBuildsGoneStale`). A frame is listed from `EngineState.makeFrame`
+  /// to `EngineState.finish`, under the lock, and its build's resolve holds it all that time:
+  /// the links are unmanaged, so that keeping the list costs no reference counting.
+  @exclusivity(unchecked) private(set) var nextRunning: Unmanaged<Frame>?
+  @exclusivity(unchecked) private var previousRunning: Unmanaged<Frame>?
+  @exclusivity(unchecked) private(set) var isListedRunning = false
 
   init(treeID: ObjectIdentifier) {
     self.treeID = treeID
@@ -235,24 +238,27 @@ final class Frame {
   }
 
   /// Puts the frame first in the list of running builds that begins at `first`.
-  @inline(__always)
-  func enterRunning(first: inout Frame?) {
+  func enterRunning(first: inout Unmanaged<Frame>?) {
+    let this = Unmanaged.passUnretained(self)
     nextRunning = first
-    first?.previousRunning = self
-    first = self
+    first?._withUnsafeGuaranteedRef { $0.previousRunning = this }
+    first = this
+    isListedRunning = true
   }
 
   /// Takes the frame out of the list of running builds that begins at `first`.
-  @inline(__always)
-  func leaveRunning(first: inout Frame?) {
+  func leaveRunning(first: inout Unmanaged<Frame>?) {
+    let next = nextRunning
     if let previousRunning {
-      previousRunning.nextRunning = nextRunning
+      previousRunning._withUnsafeGuaranteedRef { $0.nextRunning = next }
     } else {
-      first = nextRunning
+      first = next
     }
-    nextRunning?.previousRunning = previousRunning
+    let previous = previousRunning
+    next?._withUnsafeGuaranteedRef { $0.previousRunning = previous }
     nextRunning = nil
     previousRunning = nil
+    isListedRunning = false
   }
 
   /// Marks a build whose builder threw while it was still valid (see `Phase.failed`).

@@ -132,6 +132,11 @@ extension EngineState {
         if let build = slot.build, build.isBuilding {
           // A build begun in a shared section is not counted in `runningBuilds`.
           if build.startedShared { sharedRunning += 1 } else { running += 1 }
+          let valueTaken = build.parent != nil || build.asyncBuild != nil
+          let listable = !build.startedShared && build.clearableScope != nil && valueTaken
+          if build.isListedRunning != listable {
+            problems.append("\(name): its build is wrongly in or out of the list a clear looks at")
+          }
           if atRest {
             checkDependencies(of: slot, build.dependencies, doing: "building from")
           }
@@ -170,14 +175,16 @@ extension EngineState {
     if runningBuilds < running { problems.append("running builds undercounted") }
     var listed = 0
     var next = firstRunning
-    while let frame = next, listed <= runningBuilds {
+    while let frame = next?.takeUnretainedValue(), listed <= runningBuilds {
       listed += 1
-      if !frame.isBuilding || frame.startedShared || frame.isThreadBuild {
-        problems.append("a frame in the list of running builds is not one")
+      if !frame.isBuilding || frame.startedShared || !frame.isListedRunning
+        || frame.clearableScope == nil
+      {
+        problems.append("a frame in the list of running builds is not one a clear looks at")
       }
       next = frame.nextRunning
     }
-    if listed != runningBuilds { problems.append("the list of running builds is not their count") }
+    if listed > runningBuilds { problems.append("more builds listed as running than run") }
     if atRest, runningBuilds + sharedRunning == 0, !waits.isEmpty {
       problems.append("waits left with no build running")
     }
