@@ -29,7 +29,7 @@ extension EngineState {
   ) -> DispatchGroup? {
     // A build begun in a shared section was never counted (see `EngineState+SharedSections`).
     if !frame.startedShared { runningBuilds -= 1 }
-    if frame.isListedRunning { frame.leaveRunning(first: &firstRunning) }
+    if frame.isListedRunning { listedRunning.remove(frame) }
     let caller = caller?.isBuilding == true ? caller : nil
     var stale = isStale(frame)
     let failed = frame.phase == .failed

@@ -173,7 +173,7 @@ extension EngineState {
     // value (see `invalidate`): the one it is nested in, or for an async build, those that
     // may wait for it. Its other callers see its scope's count when they look.
     if frame.clearableScope != nil, caller != nil || asyncBuild != nil {
-      frame.enterRunning(first: &firstRunning)
+      listedRunning.add(frame)
     }
     return .build(frame, override: override)
   }

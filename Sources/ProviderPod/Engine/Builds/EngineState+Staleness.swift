@@ -41,9 +41,7 @@ extension EngineState {
   /// A clear makes the builds running in its scopes stale, which their scope's count tells
   /// when they end; those whose value other builds take are invalidated now, with those.
   mutating func invalidateBuildsGoneStale(released: inout [AnyObject]) {
-    var next = firstRunning
-    while let frame = next?.takeUnretainedValue() {
-      next = frame.nextRunning
+    for frame in listedRunning {
       if frame.phase == .running, frame.clearableScope != nil, isStale(frame) {
         invalidate(frame, released: &released)
       }

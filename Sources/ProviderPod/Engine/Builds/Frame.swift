@@ -159,10 +159,10 @@ final class Frame {
   /// The running builds that a clear can make stale while another build is to take their
   /// value (a nested build in a clearable scope, or an async one, which builds may wait for)
   /// form a list, so that a clear finds them without looking at every slot
-  /// (`EngineState.invalidateBuildsGoneStale`). A frame is listed from `EngineState.makeFrame`
+  /// (`EngineState.invalidateBuildsGoneStale`). A frame is listed from `EngineState.step`
   /// to `EngineState.finish`, under the lock, and its build's resolve holds it all that time:
   /// the links are unmanaged, so that keeping the list costs no reference counting.
-  @exclusivity(unchecked) private(set) var nextRunning: Unmanaged<Frame>?
+  @exclusivity(unchecked) fileprivate var nextRunning: Unmanaged<Frame>?
   @exclusivity(unchecked) private var previousRunning: Unmanaged<Frame>?
   @exclusivity(unchecked) private(set) var isListedRunning = false
 
@@ -238,7 +238,7 @@ final class Frame {
   }
 
   /// Puts the frame first in the list of running builds that begins at `first`.
-  func enterRunning(first: inout Unmanaged<Frame>?) {
+  fileprivate func enterRunning(first: inout Unmanaged<Frame>?) {
     let this = Unmanaged.passUnretained(self)
     nextRunning = first
     first?._withUnsafeGuaranteedRef { $0.previousRunning = this }
@@ -247,7 +247,7 @@ final class Frame {
   }
 
   /// Takes the frame out of the list of running builds that begins at `first`.
-  func leaveRunning(first: inout Unmanaged<Frame>?) {
+  fileprivate func leaveRunning(first: inout Unmanaged<Frame>?) {
     let next = nextRunning
     if let previousRunning {
       previousRunning._withUnsafeGuaranteedRef { $0.nextRunning = next }
@@ -331,4 +331,29 @@ final class Frame {
     }
     return chain
   }
+}
+
+/// The list of running builds a clear looks at (see `Frame.nextRunning`), kept by the tree's
+/// state under its lock. Its links retain nothing: a frame is in it only while its build runs.
+struct RunningFrames: Sequence {
+  private var first: Unmanaged<Frame>?
+
+  var isEmpty: Bool { first == nil }
+
+  mutating func add(_ frame: Frame) { frame.enterRunning(first: &first) }
+
+  mutating func remove(_ frame: Frame) { frame.leaveRunning(first: &first) }
+
+  /// Visits the frames from the last added; a frame visited may change, but not leave the list.
+  struct Iterator: IteratorProtocol {
+    fileprivate var upcoming: Unmanaged<Frame>?
+
+    mutating func next() -> Frame? {
+      guard let frame = upcoming?.takeUnretainedValue() else { return nil }
+      upcoming = frame.nextRunning
+      return frame
+    }
+  }
+
+  func makeIterator() -> Iterator { Iterator(upcoming: first) }
 }

@@ -18,7 +18,7 @@ extension EngineState {
         pending.append(contentsOf: next.children)
       }
     }
-    if firstRunning != nil { invalidateBuildsGoneStale(released: &after.released) }
+    if !listedRunning.isEmpty { invalidateBuildsGoneStale(released: &after.released) }
     discard(members, reason: .scopeCleared, into: &after)
   }
 

@@ -174,15 +174,14 @@ extension EngineState {
     }
     if runningBuilds < running { problems.append("running builds undercounted") }
     var listed = 0
-    var next = firstRunning
-    while let frame = next?.takeUnretainedValue(), listed <= runningBuilds {
+    for frame in listedRunning {
       listed += 1
+      if listed > runningBuilds { break }
       if !frame.isBuilding || frame.startedShared || !frame.isListedRunning
         || frame.clearableScope == nil
       {
         problems.append("a frame in the list of running builds is not one a clear looks at")
       }
-      next = frame.nextRunning
     }
     if listed > runningBuilds { problems.append("more builds listed as running than run") }
     if atRest, runningBuilds + sharedRunning == 0, !waits.isEmpty {

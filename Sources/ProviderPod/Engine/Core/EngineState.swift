@@ -21,8 +21,8 @@ struct EngineState {
   /// Threads blocked on another thread's build, from inside a build of their own.
   var waits: [Int: Wait] = [:]
   var nextWaitID = 0
-  /// The first of the running builds a clear must look at, linked through `Frame.nextRunning`.
-  var firstRunning: Unmanaged<Frame>?
+  /// The running builds a clear must look at (see `Frame.nextRunning`).
+  var listedRunning = RunningFrames()
   /// Frames no build uses any more, kept for reuse.
   var spareFrames: [Frame] = []
   /// Instance watchers and retry back-offs of every pod in the tree, told about every change.
