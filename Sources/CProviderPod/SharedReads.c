@@ -7,7 +7,7 @@
 // read-modify-write before it loads the bucket. In the single total order of those operations,
 // either the read's load comes after the writer's store (it finds nothing and takes nothing),
 // or the read's raise comes before the writer's look at its counter (the writer sees it odd
-// and waits until the read has ended, by which time the read holds its own reference). A
+// and waits until the read has ended, by which time the reader holds its own reference). A
 // table replaced by a larger one is retired the same way, so a read still probing it never
 // touches freed memory. The release that ends a read pairs with the writer's acquiring load.
 // A thread's first read adds its record to the list first, with a sequentially consistent
@@ -23,24 +23,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-// The Swift runtime's reference counting, called here rather than from Swift so that the
-// retain stays inside the read: the Swift optimiser may move its own retains, it cannot move
-// a C function's calls across the atomic store that ends the read.
+// The Swift runtime's reference counting, for releasing what a writer took out of the table.
+// A read takes no reference here: the caller copies the value out while its read is open
+// (`pp_read_open` to `pp_read_close`), and that copy's retain is the one reference the value
+// needs (see `PublishedRead` in SharedReads.swift).
 //
 // Where Swift interoperates with Objective-C, a published instance may be an Objective-C
 // object (any `NSObject` subclass, `URLSession`, a tagged `NSNumber`), which counts its
-// references in the Objective-C runtime: `swift_retain` would write into its first field. The
+// references in the Objective-C runtime: `swift_release` would write into its first field. The
 // "unknown object" entry points are what Swift itself calls for an `AnyObject` there, and what
 // `Unmanaged` used to put the reference in the table.
 #if defined(__APPLE__)
-extern void *swift_unknownObjectRetain(void *object);
 extern void swift_unknownObjectRelease(void *object);
-#define pp_retain_object swift_unknownObjectRetain
 #define pp_release_object swift_unknownObjectRelease
 #else
-extern void *swift_retain(void *object);
 extern void swift_release(void *object);
-#define pp_retain_object swift_retain
 #define pp_release_object swift_release
 #endif
 
@@ -193,34 +190,34 @@ static inline uintptr_t bucket_index(uintptr_t pod, uintptr_t provider, uintptr_
   return (uintptr_t)(mixed ^ (mixed >> 29)) & mask;
 }
 
-void *_Nullable pp_read(pp_tree_words *words, uintptr_t pod, uintptr_t provider) {
+void *_Nullable pp_read_open(pp_tree_words *words, uintptr_t pod, uintptr_t provider) {
   pp_reader *reader = current_reader;
   if (__builtin_expect(reader == 0, 0)) reader = make_reader();
   // Released, and before the raise: a writer that sees the raise sees this tree, and one that
   // sees a later read's tree has seen this read end.
   atomic_store_explicit(&reader->tree, words, memory_order_release);
-  uintptr_t sequence = atomic_fetch_add_explicit(&reader->sequence, 1, memory_order_seq_cst);
-  void *found = 0;
+  atomic_fetch_add_explicit(&reader->sequence, 1, memory_order_seq_cst);
   pp_table *table = atomic_load_explicit(&words->table, memory_order_seq_cst);
-  if (table) {
-    for (uintptr_t index = bucket_index(pod, provider, table->mask);;
-         index = (index + 1) & table->mask) {
-      pp_bucket *bucket = &table->buckets[index];
-      uintptr_t bucket_pod = atomic_load_explicit(&bucket->pod, memory_order_acquire);
-      if (bucket_pod == 0) break;
-      if (bucket_pod != pod ||
-          atomic_load_explicit(&bucket->provider, memory_order_relaxed) != provider)
-        continue;
-      uintptr_t value = atomic_load_explicit(&bucket->value, memory_order_seq_cst);
-      if (value) {
-        pp_retain_object((void *)(value & ~(uintptr_t)1));
-        found = (void *)value;
-      }
-      break;
-    }
+  if (!table) return 0;
+  for (uintptr_t index = bucket_index(pod, provider, table->mask);;
+       index = (index + 1) & table->mask) {
+    pp_bucket *bucket = &table->buckets[index];
+    uintptr_t bucket_pod = atomic_load_explicit(&bucket->pod, memory_order_acquire);
+    if (bucket_pod == 0) return 0;
+    if (bucket_pod != pod ||
+        atomic_load_explicit(&bucket->provider, memory_order_relaxed) != provider)
+      continue;
+    return (void *)atomic_load_explicit(&bucket->value, memory_order_seq_cst);
   }
-  atomic_store_explicit(&reader->sequence, sequence + 2, memory_order_release);
-  return found;
+}
+
+void pp_read_close(void) {
+  pp_reader *reader = current_reader;
+  // Only this thread writes its sequence: what it last stored is what it reads back.
+  uintptr_t sequence = atomic_load_explicit(&reader->sequence, memory_order_relaxed);
+  // Released: the caller's retain of what it found is ordered before a writer that sees the
+  // read end releases the reference the table held.
+  atomic_store_explicit(&reader->sequence, sequence + 1, memory_order_release);
 }
 
 // MARK: Retiring (the writer's thread)

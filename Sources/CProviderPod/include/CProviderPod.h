@@ -131,9 +131,14 @@ static inline void pp_tree_words_init(pp_tree_words *words) {
 
 static inline pp_atomic_counter *pp_tree_gate(pp_tree_words *words) { return &words->gate; }
 
-/// The published reference of `provider` in `pod` (tagged, retained: the caller owns it),
-/// or null. Any thread, without the lock.
-void *_Nullable pp_read(pp_tree_words *words, uintptr_t pod, uintptr_t provider);
+/// Opens a read of the published reference of `provider` in `pod`, and returns it (tagged, not
+/// retained) or null. Any thread, without the lock. The reference stays valid until
+/// `pp_read_close`, which must follow on the same thread, with nothing in between but taking a
+/// reference of the caller's own: a writer waits for every open read before releasing what it
+/// took out of the table.
+void *_Nullable pp_read_open(pp_tree_words *words, uintptr_t pod, uintptr_t provider);
+/// Ends this thread's open read.
+void pp_read_close(void);
 
 /// Publishes `value` (tagged, retained: the table takes the reference) for `provider` in
 /// `pod`. Only under the tree's lock; replaces and retires any reference published before.

@@ -88,7 +88,7 @@ final class PodEngine {
   /// thread is not inside one of its builds, read without the lock from the instances the
   /// tree has published (`SharedReads.swift`); nil sends the caller down the locked resolve.
   @inline(__always)
-  func cachedValue(of info: ProviderInfo) -> HeldValue? {
+  func cachedValue(of info: ProviderInfo) -> PublishedRead? {
     guard !isObserved, !info.isAlwaysNew else { return nil }
     // Inside a build, the resolve must be recorded as one of its dependencies. A build runs
     // on this thread (its stack says so) or in this task (only while async builds run).

@@ -15,11 +15,11 @@ internal import CProviderPod
 ///   away, `EngineState.release`) takes it out first, under the same lock; so a read finds the
 ///   slot's current instance or nothing, and the entry's type is the provider's `Value`
 ///   (see `CacheEntry`);
-/// - a read retains what it found before announcing its end, and a reference taken out of the
-///   table is released only after every read that was running then has ended
-///   (`pp_reclaim`, which `Locked.withLock` calls after unlocking when the writer retired
-///   anything): a read never retains a freed object. The C file's header gives the memory
-///   ordering argument.
+/// - a read copies the value it found (retaining the instance) before it announces its end
+///   (`PublishedRead`), and a reference taken out of the table is released only after every
+///   read that was running then has ended (`pp_reclaim`, which `Locked.withLock` calls after
+///   unlocking when the writer retired anything): a read never retains a freed object. The C
+///   file's header gives the memory ordering argument.
 /// Nothing outside this file turns a published pointer into a reference.
 extension Slot {
   /// Publishes the slot's instance for reads without the lock. Under the tree's lock; only a
@@ -53,18 +53,48 @@ extension PodRecord {
 }
 
 extension PodEngine {
-  /// The instance published for `info` in this pod, held by a reference of the caller's own;
-  /// nil when none is.
+  /// A read of the instance published for `info` in this pod, open until its value is taken;
+  /// nil, the read closed, when none is published.
   @inline(__always)
-  func publishedValue(of info: ProviderInfo) -> HeldValue? {
-    guard let found = pp_read(threadBuildGate.words, pod.address, info.key.address) else {
+  func publishedValue(of info: ProviderInfo) -> PublishedRead? {
+    guard let found = pp_read_open(threadBuildGate.words, pod.address, info.key.address) else {
+      pp_read_close()
       return nil
     }
-    let bits = UInt(bitPattern: found)
-    let reference = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~1)!)
-      .takeRetainedValue()
-    return HeldValue(reference: reference, isValue: bits & 1 != 0)
+    return PublishedRead(bits: UInt(bitPattern: found))
   }
+}
+
+/// An open read of a published instance: until it closes, no writer releases what it found.
+/// Its value is copied out while it is open, which retains the instance once, and the copy is
+/// what the caller gets. A read that retained the instance itself and handed that reference
+/// to a copy retained and released it once more: four writes of a reference count that every
+/// thread reading the same instance writes, where handing out a strong reference needs two.
+///
+/// The copy's retain stays inside the read: `pp_read_close` is a call the optimiser cannot see
+/// into, which may release the instance as far as it knows, so no retain of it is moved past
+/// the call; and the resolves that read (`Pod.resolve` and the like) are not inlinable, so the
+/// copy is the value's own copy operation, a runtime call, in the library's generic code.
+struct PublishedRead: ~Copyable {
+  /// The instance or its box, tagged in bit 0 when it is the instance.
+  private let bits: UInt
+
+  fileprivate init(bits: UInt) { self.bits = bits }
+
+  /// The value, as the `Value` its entry was made from; closes the read.
+  @inline(__always)
+  consuming func value<Value>(as type: Value.Type) -> Value {
+    let bits = self.bits
+    discard self
+    defer { pp_read_close() }
+    let found = UnsafeMutableRawPointer(bitPattern: bits & ~1).unsafelyUnwrapped
+    // The instance is a `Value` (its entry was made only from a class instance of one, see
+    // `CacheEntry.make`); the copy made of it here is the caller's reference.
+    if bits & 1 != 0 { return unsafeBitCast(found, to: Value.self) }
+    return Unmanaged<ValueBox>.fromOpaque(found).takeUnretainedValue().value(as: type)
+  }
+
+  deinit { pp_read_close() }
 }
 
 /// Lets go of what this thread took out of the table of published instances, once no read can
