@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Measures ProviderPod against Swinject, swift-dependencies and hand-written baselines.
-// Two executables (see README.md):
+// Two executables (see README.md), and a probe for `Benchmarks/shared-writes`:
 // - `ProviderPodMetrics` (package-benchmark): ProviderPod's own workloads, wall time with
 //   percentiles and malloc counts; CI checks its malloc counts against committed thresholds.
 //     swift package --package-path Benchmarks benchmark
@@ -38,6 +38,12 @@ let package = Package(
           name: "Dependencies", package: "swift-dependencies",
           condition: .when(traits: ["SwiftDependencies"])),
       ]
+    ),
+    // `Benchmarks/shared-writes`: the reference-count writes one operation makes on objects
+    // that outlive it, counted under gdb.
+    .executableTarget(
+      name: "SharedWrites",
+      dependencies: [.product(name: "ProviderPod", package: "ProviderPod")]
     ),
     .executableTarget(
       name: "ProviderPodMetrics",
