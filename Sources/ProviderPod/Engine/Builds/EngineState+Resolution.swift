@@ -146,7 +146,8 @@ extension EngineState {
         if let caller, let report = crossThreadCycleReport(waiter: caller, target: running) {
           return .stop(report)
         }
-        let waitID = registerWait(caller, on: running)
+        let waitID = registerWait(
+          caller, on: running, takesValue: running.asyncBuild?.requester === pod)
         if let build = running.asyncBuild {
           guard asyncBuild != nil else {
             preconditionFailure("ProviderPod: \(provider.name) is being built asynchronously")
@@ -225,10 +226,10 @@ extension EngineState {
     return ReportedEvent(pod: owner.pod, event: .reused(provider: owner.info.name, scope: scope))
   }
 
-  mutating func registerWait(_ caller: Frame?, on target: Frame) -> Int? {
+  mutating func registerWait(_ caller: Frame?, on target: Frame, takesValue: Bool) -> Int? {
     guard let caller else { return nil }
     nextWaitID += 1
-    waits[nextWaitID] = Wait(waiter: caller, target: target)
+    waits[nextWaitID] = Wait(waiter: caller, target: target, takesValue: takesValue)
     return nextWaitID
   }
 

@@ -31,10 +31,12 @@ extension EngineState {
     build.dependencies.removeAll()
   }
 
-  /// The builds waiting for an async build that went stale: they will be handed its value.
+  /// The builds waiting for an async build that went stale that will be handed its value.
   @inline(never)
   private mutating func invalidateWaiters(on build: Frame, released: inout [AnyObject]) {
-    let waiting = waits.values.compactMap { $0.target === build ? $0.waiter.owner : nil }
+    let waiting = waits.values.compactMap {
+      $0.target === build && $0.takesValue ? $0.waiter.owner : nil
+    }
     for waiter in waiting { invalidate(waiter, released: &released) }
   }
 

@@ -1,0 +1,52 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import ProviderPod
+
+/// A change makes stale at once the builds that will take a stale build's value, and only
+/// those: a build that waited for a stale one but builds afresh after it is cached.
+@Suite("A stale build reaches only the builds that take its value", .timeLimit(.minutes(10)))
+struct StaleBuildReachTests {
+  @Test("a build that waited for a stale build through another pod, then built afresh, is cached")
+  func waiterThroughAnotherPodIsCached() async throws {
+    let feedBuilds = Counter()
+    let entered = AsyncStream.makeStream(of: Void.self)
+    let release = AsyncGate()
+    let feed = AsyncProvider(scope: LeafScope(), name: "feed") { _ in
+      let serial = feedBuilds.next()
+      if serial == 1 {
+        entered.continuation.yield()
+        await release.wait()
+      }
+      return Instance("feed", serial: serial)
+    }
+    let profileBuilds = Counter()
+    let profile = AsyncProvider(name: "profile") { pod in
+      Instance(
+        "profile", serial: profileBuilds.next(), dependencies: [try await pod.resolve(feed)])
+    }
+    let watchdog = Task {
+      try? await Task.sleep(for: .seconds(60))
+      await release.open()
+    }
+    defer { watchdog.cancel() }
+    let root = Pod()
+    let child = Pod(parent: root)
+    // The feed's build is started through the root; the profile's, through the child, waits
+    // for it and then looks again, since a build started through another pod may not be
+    // valid in this one.
+    let feedCaller = Task { try await root.resolve(feed) }
+    _ = await entered.stream.next("the feed's first build")
+    let first = Task { try await child.resolve(profile) }
+    let joined = await eventually { root.engine.state.withLock { !$0.waits.isEmpty } }
+    #expect(joined, "the profile's build never waited for the feed's")
+    root.clearCachedInstances(forScope: LeafScope())
+    await release.open()
+    let built = try await first.value
+    _ = try await feedCaller.value
+    #expect(built.dependencies.map(\.serial) == [2], "built from the feed the clear discarded")
+    #expect(try await child.resolve(profile) === built, "built afresh after the clear, not cached")
+    #expect(profileBuilds.value == 1)
+  }
+}
