@@ -5,7 +5,8 @@ import Testing
 @testable import ProviderPod
 
 /// A change makes stale at once the builds that will take a stale build's value, and only
-/// those: a build that waited for a stale one but builds afresh after it is cached.
+/// those: a build that waited for a stale one but builds afresh after it is cached, and a
+/// long chain of builds waiting for one another goes stale without deep recursion.
 @Suite("A stale build reaches only the builds that take its value", .timeLimit(.minutes(10)))
 struct StaleBuildReachTests {
   @Test("a build that waited for a stale build through another pod, then built afresh, is cached")
@@ -48,5 +49,50 @@ struct StaleBuildReachTests {
     #expect(built.dependencies.map(\.serial) == [2], "built from the feed the clear discarded")
     #expect(try await child.resolve(profile) === built, "built afresh after the clear, not cached")
     #expect(profileBuilds.value == 1)
+  }
+
+  @Test(
+    "a clear makes a chain of 10,000 async builds waiting for one another stale, on a small stack")
+  func deepChainOfAsyncWaiters() async throws {
+    let depth = 10_000
+    let entered = AsyncStream.makeStream(of: Void.self)
+    let release = AsyncGate()
+    let leafBuilds = Counter()
+    let leaf = AsyncProvider(scope: LeafScope(), name: "leaf") { _ in
+      let serial = leafBuilds.next()
+      if serial == 1 {
+        entered.continuation.yield()
+        await release.wait()
+      }
+      return serial
+    }
+    var top = leaf
+    for level in 0..<depth {
+      let below = top
+      top = AsyncProvider(name: "level \(level)") { pod in try await pod.resolve(below) }
+    }
+    let watchdog = Task {
+      try? await Task.sleep(for: .seconds(120))
+      await release.open()
+    }
+    defer { watchdog.cancel() }
+    let pod = Pod()
+    let outer = top
+    let first = Task { try await pod.resolve(outer) }
+    _ = await entered.stream.next("the leaf's first build")
+    let chained = await eventually { pod.engine.state.withLock { $0.waits.count == depth } }
+    #expect(chained, "the chain never formed")
+    // A thread of a dispatch queue has 512 KiB of stack on Apple platforms.
+    await withCheckedContinuation { continuation in
+      startThread(stackSize: 512 << 10) {
+        pod.clearCachedInstances(forScope: LeafScope())
+        continuation.resume()
+      }
+    }
+    let afterChange = try await pod.resolve(outer)
+    #expect(afterChange == 2, "joined the chain the clear made stale")
+    await release.open()
+    #expect(try await first.value == 1)
+    #expect(try await pod.resolve(outer) == 2)
   }
 }

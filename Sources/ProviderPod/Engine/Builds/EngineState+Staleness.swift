@@ -10,16 +10,29 @@ extension EngineState {
   /// join one of them (an async build hands its callers its value) and be handed something
   /// built from what the change discarded.
   mutating func invalidate(_ build: Frame, released: inout [AnyObject]) {
+    // A loop, not recursion: a chain of async builds each waiting for the next may be
+    // thousands long, and the thread making the change may have a small stack.
     var next: Frame? = build
-    while let frame = next, frame.phase == .running {
-      frame.invalidate()
-      forgetDependencies(of: frame, released: &released)
-      if frame.asyncBuild != nil, !waits.isEmpty {
-        invalidateWaiters(on: frame, released: &released)
+    var waitersOf: [ObjectIdentifier: [Frame]]?
+    var waiting: [Frame] = []
+    while true {
+      while let frame = next, frame.phase == .running {
+        frame.invalidate()
+        forgetDependencies(of: frame, released: &released)
+        if frame.asyncBuild != nil, !waits.isEmpty {
+          // Indexed once per change rather than searched per build: a chain of n builds
+          // waiting for one another would cost n searches of n waits.
+          if waitersOf == nil { waitersOf = waitersTakingValues() }
+          if let waiters = waitersOf![ObjectIdentifier(frame)] {
+            waiting.append(contentsOf: waiters)
+          }
+        }
+        // A running build's parent is running too, or a build whose context outlived it,
+        // which has no owner; a thread build has none either.
+        next = frame.parent?.owner
       }
-      // A running build's parent is running too, or a build whose context outlived it, which
-      // has no owner; a thread build has none either.
-      next = frame.parent?.owner
+      guard let waiter = waiting.popLast() else { return }
+      next = waiter.owner
     }
   }
 
@@ -31,13 +44,15 @@ extension EngineState {
     build.dependencies.removeAll()
   }
 
-  /// The builds waiting for an async build that went stale that will be handed its value.
+  /// The builds waiting for each async build that will be handed its value, by the build
+  /// they wait for.
   @inline(never)
-  private mutating func invalidateWaiters(on build: Frame, released: inout [AnyObject]) {
-    let waiting = waits.values.compactMap {
-      $0.target === build && $0.takesValue ? $0.waiter.owner : nil
+  private func waitersTakingValues() -> [ObjectIdentifier: [Frame]] {
+    var waiters: [ObjectIdentifier: [Frame]] = [:]
+    for wait in waits.values where wait.takesValue {
+      waiters[ObjectIdentifier(wait.target), default: []].append(wait.waiter)
     }
-    for waiter in waiting { invalidate(waiter, released: &released) }
+    return waiters
   }
 
   /// A clear makes the builds running in its scopes stale, which their scope's count tells
