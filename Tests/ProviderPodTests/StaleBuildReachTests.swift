@@ -5,10 +5,41 @@ import Testing
 @testable import ProviderPod
 
 /// A change makes stale at once the builds that will take a stale build's value, and only
-/// those: a build that waited for a stale one but builds afresh after it is cached, and a
-/// long chain of builds waiting for one another goes stale without deep recursion.
-@Suite("A stale build reaches only the builds that take its value", .timeLimit(.minutes(10)))
+/// those: a build that waited for a stale one but builds afresh after it is cached, a long
+/// chain of builds waiting for one another goes stale without deep recursion, and a build
+/// that will be cached in the child pod it goes through is stale once that pod clears it.
+@Suite(
+  "A stale build reaches the builds that take its value, and only those",
+  .timeLimit(.minutes(10)))
 struct StaleBuildReachTests {
+  /// The feed's first build waits until a later build of it begins; each build is numbered.
+  final class Feed: Sendable {
+    let builds = Counter()
+    let entered = AsyncStream.makeStream(of: Void.self)
+    let release = DispatchSemaphore(value: 0)
+
+    func build() -> Instance {
+      let serial = builds.next()
+      if serial == 1 {
+        entered.continuation.yield()
+        _ = waitWithWatchdog(release)
+      } else {
+        release.signal()
+      }
+      return Instance("feed", serial: serial)
+    }
+  }
+
+  /// Resolves `provider` on a thread of its own through `context`, so that a build held
+  /// there holds no thread of the task pool.
+  private static func resolveOnThread(
+    _ provider: Provider<Instance>, _ context: BuildContext
+  ) async -> Instance {
+    await withCheckedContinuation { continuation in
+      startThread { continuation.resume(returning: context.resolve(provider)) }
+    }
+  }
+
   @Test("a build that waited for a stale build through another pod, then built afresh, is cached")
   func waiterThroughAnotherPodIsCached() async throws {
     let feedBuilds = Counter()
@@ -94,5 +125,31 @@ struct StaleBuildReachTests {
     await release.open()
     #expect(try await first.value == 1)
     #expect(try await pod.resolve(outer) == 2)
+  }
+
+  @Test("a build through a child pod, bound to be cached in it, is stale once the child clears it")
+  func clearOfTheChildItGoesThrough() async throws {
+    let feed = Feed()
+    let config = Provider(name: "config") { _ in "root" }
+    // Placed in the root, which owns its scope, but built from the child's own config: its
+    // instance is the child's, and it reads that before it waits.
+    let feedProvider = Provider(scope: LeafScope(), name: "feed") { pod in
+      _ = pod.resolve(config)
+      return feed.build()
+    }
+    let profile = AsyncProvider(name: "profile") { pod in
+      let feed = await Self.resolveOnThread(feedProvider, pod)
+      return Instance("profile", serial: 0, dependencies: [feed])
+    }
+    let child = Pod(parent: Pod(), overrides: [config.override { _ in "child" }])
+    let first = Task { try await child.resolve(profile) }
+    _ = await feed.entered.stream.next("the feed's first build")
+    child.clearCachedInstances(forScope: LeafScope())
+    let afterChange = try await child.resolve(profile)
+    #expect(
+      afterChange.dependencies.map(\.serial) == [2],
+      "joined the build of the feed the child's clear made stale")
+    _ = try await first.value
+    #expect(try await child.resolve(profile) === afterChange)
   }
 }

@@ -61,10 +61,24 @@ extension EngineState {
     var next = firstRunning
     while let frame = next {
       next = frame.nextRunning
-      if frame.phase == .running, frame.clearableScope != nil, isStale(frame) {
+      if frame.phase == .running, frame.clearableScope != nil,
+        isStale(frame) || Self.isClearedWhereItBelongs(frame)
+      {
         invalidate(frame, released: &released)
       }
     }
+  }
+
+  /// Whether a build placed in an ancestor of the pod it goes through, which has already
+  /// read an instance of a pod below that ancestor, was cleared in the pod it goes through:
+  /// its instance is that pod's (`finish` caches it there), so a clear of its scope there
+  /// makes it stale, as `finish` would find.
+  private static func isClearedWhereItBelongs(_ frame: Frame) -> Bool {
+    guard let slot = frame.slot, let requester = frame.pod, requester !== slot.pod,
+      let scope = frame.clearableScope,
+      (requester.scopeEpochs[scope] ?? 0) != frame.requesterScopeEpoch
+    else { return false }
+    return home(placedIn: slot, builtFrom: frame.dependencies) !== slot.pod
   }
 
   /// Whether a running build's result may no longer be cached: it was invalidated, or its
