@@ -152,4 +152,51 @@ struct StaleBuildReachTests {
     _ = try await first.value
     #expect(try await child.resolve(profile) === afterChange)
   }
+
+  @Test("a build found stale as it ends makes the async build around its caller stale at once")
+  func staleFoundAtTheEnd() async throws {
+    let feedBuilds = Counter()
+    let entered = AsyncStream.makeStream(of: Void.self)
+    let feedGate = DispatchSemaphore(value: 0)
+    let config = Provider(name: "config") { _ in "root" }
+    // Reads the child's config only after the clear: the build is found stale as it ends.
+    let feedProvider = Provider(scope: LeafScope(), name: "feed") { pod in
+      let serial = feedBuilds.next()
+      if serial == 1 {
+        entered.continuation.yield()
+        _ = waitWithWatchdog(feedGate)
+      }
+      _ = pod.resolve(config)
+      return Instance("feed", serial: serial)
+    }
+    let middleBuilds = Counter()
+    let middleHasFeed = AsyncStream.makeStream(of: Void.self)
+    let middleGate = DispatchSemaphore(value: 0)
+    let middle = Provider(name: "middle") { pod in
+      let feed = pod.resolve(feedProvider)
+      let serial = middleBuilds.next()
+      if serial == 1 {
+        middleHasFeed.continuation.yield()
+        _ = waitWithWatchdog(middleGate)
+      }
+      return Instance("middle", serial: serial, dependencies: [feed])
+    }
+    let profile = AsyncProvider(name: "profile") { pod in
+      let middle = await Self.resolveOnThread(middle, pod)
+      return Instance("profile", serial: 0, dependencies: [middle])
+    }
+    let child = Pod(parent: Pod(), overrides: [config.override { _ in "child" }])
+    let first = Task { try await child.resolve(profile) }
+    _ = await entered.stream.next("the feed's first build")
+    child.clearCachedInstances(forScope: LeafScope())
+    feedGate.signal()
+    _ = await middleHasFeed.stream.next("the middle's first build holding its feed")
+    // The stale feed has ended; the middle's build that took it still runs.
+    let afterChange = try await child.resolve(profile)
+    middleGate.signal()
+    #expect(
+      afterChange.dependencies.flatMap(\.dependencies).map(\.serial) == [2],
+      "joined the build that took the feed the child's clear made stale")
+    _ = try await first.value
+  }
 }

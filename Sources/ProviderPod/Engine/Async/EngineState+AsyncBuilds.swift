@@ -130,7 +130,7 @@ extension EngineState {
       }
       recordDependency(on: own.info, in: own.pod, from: caller, released: &released)
     } else {
-      owner.invalidate()
+      invalidate(owner, released: &released)
     }
   }
 }
