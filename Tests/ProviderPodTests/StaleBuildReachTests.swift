@@ -199,4 +199,39 @@ struct StaleBuildReachTests {
       "joined the build that took the feed the child's clear made stale")
     _ = try await first.value
   }
+
+  @Test("an override in a child makes stale at once a build through it that read what it shadows")
+  func overrideInTheChildItGoesThrough() async throws {
+    let entered = AsyncStream.makeStream(of: Void.self)
+    let gate = DispatchSemaphore(value: 0)
+    let builds = Counter()
+    let config = Provider(name: "config") { _ in "root" }
+    // Placed in the root, and built there from the root's config, until the child overrides
+    // it: from then on a resolve through the child must not be handed this build's value.
+    let feedProvider = Provider(name: "feed") { pod in
+      let value = pod.resolve(config)
+      let serial = builds.next()
+      if serial == 1 {
+        entered.continuation.yield()
+        _ = waitWithWatchdog(gate)
+      } else {
+        gate.signal()
+      }
+      return Instance("feed from \(value)", serial: serial)
+    }
+    let profile = AsyncProvider(name: "profile") { pod in
+      let feed = await Self.resolveOnThread(feedProvider, pod)
+      return Instance("profile", serial: 0, dependencies: [feed])
+    }
+    let child = Pod(parent: Pod())
+    let first = Task { try await child.resolve(profile) }
+    _ = await entered.stream.next("the feed's first build")
+    child.overrideProvider(config) { _ in "child" }
+    let afterChange = try await child.resolve(profile)
+    #expect(
+      afterChange.dependencies.map(\.label) == ["feed from child"],
+      "joined the build of the feed from the config the child overrides now")
+    _ = try await first.value
+    #expect(try await child.resolve(profile) === afterChange)
+  }
 }

@@ -69,6 +69,24 @@ extension EngineState {
     }
   }
 
+  /// An override added in a child pod makes stale the builds through it, or a pod below it,
+  /// placed in an ancestor, that have read an instance the child now shadows: their value
+  /// goes to a resolve through the child, which must see the override. `finish` finds it only
+  /// when they end, and a resolve after the override could join an async build around one.
+  mutating func invalidateBuildsNowShadowed(released: inout [AnyObject]) {
+    var next = firstRunning
+    while let frame = next {
+      next = frame.nextRunning
+      guard frame.phase == .running, let slot = frame.slot, let requester = frame.pod,
+        requester !== slot.pod,
+        frame.dependencies.contains(where: {
+          $0.pod !== requester && shadowsSince($0, from: requester, below: $0.pod)
+        })
+      else { continue }
+      invalidate(frame, released: &released)
+    }
+  }
+
   /// Whether a build placed in an ancestor of the pod it goes through, which has already
   /// read an instance of a pod below that ancestor, was cleared in the pod it goes through:
   /// its instance is that pod's (`finish` caches it there), so a clear of its scope there
