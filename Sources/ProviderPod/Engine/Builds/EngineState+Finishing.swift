@@ -30,7 +30,7 @@ extension EngineState {
     // A build begun in a shared section was never counted (see `EngineState+SharedSections`).
     if !frame.startedShared {
       runningBuilds -= 1
-      frame.leaveRunning(first: &firstRunning)
+      running.leave(frame)
     }
     let caller = caller?.isBuilding == true ? caller : nil
     var stale = isStale(frame)

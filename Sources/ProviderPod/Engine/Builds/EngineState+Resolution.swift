@@ -250,7 +250,7 @@ extension EngineState {
       pod: pod, parent: parent, scopeEpoch: epoch, requesterScopeEpoch: requesterEpoch,
       serial: builds)
     runningBuilds += 1
-    frame.enterRunning(first: &firstRunning)
+    running.enter(frame)
     return frame
   }
 }

@@ -58,7 +58,7 @@ extension EngineState {
   /// A clear makes the builds running in its scopes stale, which their scope's count tells
   /// when they end; they are invalidated now, with the builds that will take their values.
   mutating func invalidateBuildsGoneStale(released: inout [AnyObject]) {
-    var next = firstRunning
+    var next = running.first
     while let frame = next {
       next = frame.nextRunning
       if frame.phase == .running, frame.clearableScope != nil,
@@ -74,7 +74,7 @@ extension EngineState {
   /// goes to a resolve through the child, which must see the override. `finish` finds it only
   /// when they end, and a resolve after the override could join an async build around one.
   mutating func invalidateBuildsNowShadowed(released: inout [AnyObject]) {
-    var next = firstRunning
+    var next = running.first
     while let frame = next {
       next = frame.nextRunning
       guard frame.phase == .running, let slot = frame.slot, let requester = frame.pod,

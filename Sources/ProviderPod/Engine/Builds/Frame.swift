@@ -31,8 +31,9 @@ import Dispatch
 /// - The engine is held as `Unmanaged`, retained by `retainedEngine` except in a running thread
 ///   build (held by its resolve, as above); a context reaches it through `withEngine` without
 ///   a retain, since the context holds the frame.
-/// - `nextRunning` and `previousRunning`, the list of running builds, are `unowned(unsafe)`: a
-///   frame is in the list only while its build runs, and the resolve running it holds it.
+/// - `nextRunning` and `previousRunning`, the list of running builds, are `unowned(unsafe)`, as
+///   is the list's head (`RunningBuilds`): a frame is in the list only while its build runs,
+///   and the resolve running it holds it.
 /// Nothing outside this file and `ThreadBuild.swift` sets these fields.
 final class Frame {
   /// Where the frame is in its life. A frame serves two kinds of build, with one life:
@@ -325,4 +326,19 @@ final class Frame {
     }
     return chain
   }
+}
+
+/// The general builds running in a tree, those counted in `EngineState.runningBuilds`, linked
+/// through their frames (`Frame.nextRunning`), so that a change finds the ones it makes stale
+/// without looking at every slot. Unretained, like the links (see `Frame`): a frame is listed
+/// from `EngineState.makeFrame` to `EngineState.finish`, under the lock, and its build's
+/// resolve holds it all that time.
+struct RunningBuilds {
+  private(set) unowned(unsafe) var first: Frame?
+
+  @inline(__always)
+  mutating func enter(_ frame: Frame) { frame.enterRunning(first: &first) }
+
+  @inline(__always)
+  mutating func leave(_ frame: Frame) { frame.leaveRunning(first: &first) }
 }

@@ -18,7 +18,7 @@ extension EngineState {
         pending.append(contentsOf: next.children)
       }
     }
-    if firstRunning != nil { invalidateBuildsGoneStale(released: &after.released) }
+    if running.first != nil { invalidateBuildsGoneStale(released: &after.released) }
     discard(members, reason: .scopeCleared, into: &after)
   }
 
@@ -90,7 +90,7 @@ extension EngineState {
     }
     if pod === root { noteRootOverrides() }
     after.events.append(ReportedEvent(pod: pod, event: .overridden(provider: record.name)))
-    if pod.parent != nil, firstRunning != nil {
+    if pod.parent != nil, running.first != nil {
       invalidateBuildsNowShadowed(released: &after.released)
     }
     discard(slots(overriddenBy: record, in: pod), reason: .overrideChanged, into: &after)

@@ -169,7 +169,7 @@ extension EngineState {
     }
     if runningBuilds < running { problems.append("running builds undercounted") }
     var listed = 0
-    var next = firstRunning
+    var next = self.running.first
     while let frame = next, listed <= runningBuilds {
       listed += 1
       if !frame.isBuilding || frame.startedShared || frame.isThreadBuild {

@@ -21,8 +21,8 @@ struct EngineState {
   /// Threads blocked on another thread's build, from inside a build of their own.
   var waits: [Int: Wait] = [:]
   var nextWaitID = 0
-  /// The first of the builds counted in `runningBuilds`, linked through `Frame.nextRunning`.
-  unowned(unsafe) var firstRunning: Frame?
+  /// The builds counted in `runningBuilds`, for a change to find those it makes stale.
+  var running = RunningBuilds()
   /// Frames no build uses any more, kept for reuse.
   var spareFrames: [Frame] = []
   /// Instance watchers and retry back-offs of every pod in the tree, told about every change.
