@@ -234,4 +234,37 @@ struct StaleBuildReachTests {
     _ = try await first.value
     #expect(try await child.resolve(profile) === afterChange)
   }
+
+  @Test("an override in a child makes stale at once a build through it of what it overrides")
+  func overrideOfTheBuildThroughTheChild() async throws {
+    let entered = AsyncStream.makeStream(of: Void.self)
+    let gate = DispatchSemaphore(value: 0)
+    let builds = Counter()
+    // Placed in the root, which the child shares it with until it overrides it.
+    let feedProvider = Provider(name: "feed") { _ in
+      let serial = builds.next()
+      if serial == 1 {
+        entered.continuation.yield()
+        _ = waitWithWatchdog(gate)
+      }
+      return Instance("feed", serial: serial)
+    }
+    let profile = AsyncProvider(name: "profile") { pod in
+      let feed = await Self.resolveOnThread(feedProvider, pod)
+      return Instance("profile", serial: 0, dependencies: [feed])
+    }
+    let child = Pod(parent: Pod())
+    let first = Task { try await child.resolve(profile) }
+    _ = await entered.stream.next("the feed's first build")
+    child.overrideProvider(feedProvider) { _ in
+      gate.signal()
+      return Instance("child's feed", serial: 0)
+    }
+    let afterChange = try await child.resolve(profile)
+    #expect(
+      afterChange.dependencies.map(\.label) == ["child's feed"],
+      "joined the build of the feed the child overrides now")
+    _ = try await first.value
+    #expect(try await child.resolve(profile) === afterChange)
+  }
 }

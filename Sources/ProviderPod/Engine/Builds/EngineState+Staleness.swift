@@ -70,21 +70,36 @@ extension EngineState {
   }
 
   /// An override added in a child pod makes stale the builds through it, or a pod below it,
-  /// placed in an ancestor, that have read an instance the child now shadows: their value
-  /// goes to a resolve through the child, which must see the override. `finish` finds it only
-  /// when they end, and a resolve after the override could join an async build around one.
+  /// placed in an ancestor, of the provider it overrides or that have read an instance it now
+  /// shadows: their value goes to a resolve through the child, which must see the override.
+  /// `finish` finds it only when they end, and a resolve after the override could join an
+  /// async build around one.
   mutating func invalidateBuildsNowShadowed(released: inout [AnyObject]) {
     var next = running.first
     while let frame = next {
       next = frame.nextRunning
       guard frame.phase == .running, let slot = frame.slot, let requester = frame.pod,
-        requester !== slot.pod,
-        frame.dependencies.contains(where: {
-          $0.pod !== requester && shadowsSince($0, from: requester, below: $0.pod)
-        })
+        requester !== slot.pod, let scope = frame.scope,
+        Self.shadowsBuild(in: slot, scope: scope.key, from: requester)
+          || frame.dependencies.contains(where: {
+            $0.pod !== requester && shadowsSince($0, from: requester, below: $0.pod)
+          })
       else { continue }
       invalidate(frame, released: &released)
     }
+  }
+
+  /// Whether a pod from `pod` up to the one `slot` is in, that one left out, shadows the
+  /// provider built in `slot`.
+  private static func shadowsBuild(
+    in slot: Slot, scope: ScopeKey, from pod: PodRecord
+  ) -> Bool {
+    var next: PodRecord? = pod
+    while let current = next, current !== slot.pod {
+      if current.shadows(slot.info, in: scope) { return true }
+      next = current.parent
+    }
+    return false
   }
 
   /// Whether a build placed in an ancestor of the pod it goes through, which has already
