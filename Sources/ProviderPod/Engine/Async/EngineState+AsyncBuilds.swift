@@ -26,7 +26,7 @@ extension EngineState {
   mutating func joinStartedAsyncBuild(
     _ build: AnyAsyncBuild, runningIn frame: Frame, from caller: Frame?
   ) -> (waiterID: Int, waitID: Int?) {
-    (build.takeWaiterID(), registerWait(caller, on: frame))
+    (build.takeWaiterID(), registerWait(caller, on: frame, takesValue: true))
   }
 
   /// Hands the build the task that runs it. Returns whether the caller must cancel the task
@@ -130,7 +130,7 @@ extension EngineState {
       }
       recordDependency(on: own.info, in: own.pod, from: caller, released: &released)
     } else {
-      owner.invalidate()
+      invalidate(owner, released: &released)
     }
   }
 }

@@ -68,11 +68,12 @@ extension EngineState {
             event: .built(provider: slot.info.name, scope: frame.scope!.name)))
       }
       if stale || !home.isAlive || (homeSlot !== slot && homeSlot.entry != nil) {
-        // Hand the value to this caller only, and make sure nothing caches it inside. A
-        // builder that threw handed its caller an error instead, made from nothing stale.
+        // Hand the value to this caller only, and make sure nothing caches it inside, nor
+        // anything that will take the caller's value (see `invalidate`). A builder that
+        // threw handed its caller an error instead, made from nothing stale.
         dropDependent(slot, from: dependencies, released: &released)
         if let entry { released.append(entry.holder) }
-        if !failed { caller?.owner?.invalidate() }
+        if !failed, let owner = caller?.owner { invalidate(owner, released: &released) }
       } else {
         if homeSlot !== slot {
           // Count the home slot first: a slot with no instance of its own (an always-new
@@ -101,9 +102,10 @@ extension EngineState {
             requester !== home && shadowsSince(homeSlot, from: requester, below: home)
           if let callerPod = caller?.pod, callerPod !== home,
             callerPod === requester
-              ? requesterShadows : shadowsSince(homeSlot, from: callerPod, below: home)
+              ? requesterShadows : shadowsSince(homeSlot, from: callerPod, below: home),
+            let owner = caller?.owner
           {
-            caller?.owner?.invalidate()
+            invalidate(owner, released: &released)
           }
           // The pod the build went through shares the instance from now on: link it there,
           // as a later resolve would, so that its watchers see the instance as cached.

@@ -146,7 +146,8 @@ extension EngineState {
         if let caller, let report = crossThreadCycleReport(waiter: caller, target: running) {
           return .stop(report)
         }
-        let waitID = registerWait(caller, on: running)
+        let waitID = registerWait(
+          caller, on: running, takesValue: running.asyncBuild?.requester === pod)
         if let build = running.asyncBuild {
           guard asyncBuild != nil else {
             preconditionFailure("ProviderPod: \(provider.name) is being built asynchronously")
@@ -169,10 +170,12 @@ extension EngineState {
       asyncBuild.frame = frame
       asyncBuild.requester = pod
     }
-    // A clear that makes this build stale must reach at once the builds that will take its
+    // A change that makes this build stale must reach at once the builds that will take its
     // value (see `invalidate`): the one it is nested in, or for an async build, those that
-    // may wait for it. Its other callers see its scope's count when they look.
-    if frame.clearableScope != nil, caller != nil || asyncBuild != nil {
+    // may wait for it. A clear can make it stale through its scope's count, and an override
+    // in the pod it goes through, when it is placed in an ancestor; neither looks at its
+    // slot, so they find it in this list. Its other callers see the change when they look.
+    if caller != nil || asyncBuild != nil, frame.clearableScope != nil || slot.pod !== pod {
       listedRunning.add(frame)
     }
     return .build(frame, override: override)
@@ -231,10 +234,10 @@ extension EngineState {
     return ReportedEvent(pod: owner.pod, event: .reused(provider: owner.info.name, scope: scope))
   }
 
-  mutating func registerWait(_ caller: Frame?, on target: Frame) -> Int? {
+  mutating func registerWait(_ caller: Frame?, on target: Frame, takesValue: Bool) -> Int? {
     guard let caller else { return nil }
     nextWaitID += 1
-    waits[nextWaitID] = Wait(waiter: caller, target: target)
+    waits[nextWaitID] = Wait(waiter: caller, target: target, takesValue: takesValue)
     return nextWaitID
   }
 

@@ -90,6 +90,9 @@ extension EngineState {
     }
     if pod === root { noteRootOverrides() }
     after.events.append(ReportedEvent(pod: pod, event: .overridden(provider: record.name)))
+    if pod.parent != nil, !listedRunning.isEmpty {
+      invalidateBuildsNowShadowed(released: &after.released)
+    }
     discard(slots(overriddenBy: record, in: pod), reason: .overrideChanged, into: &after)
   }
 

@@ -133,7 +133,8 @@ extension EngineState {
           // A build begun in a shared section is not counted in `runningBuilds`.
           if build.startedShared { sharedRunning += 1 } else { running += 1 }
           let valueTaken = build.parent != nil || build.asyncBuild != nil
-          let listable = !build.startedShared && build.clearableScope != nil && valueTaken
+          let changeMayMiss = build.clearableScope != nil || build.pod !== slot.pod
+          let listable = !build.startedShared && valueTaken && changeMayMiss
           if build.isListedRunning != listable {
             problems.append("\(name): its build is wrongly in or out of the list a clear looks at")
           }
@@ -178,7 +179,7 @@ extension EngineState {
       listed += 1
       if listed > runningBuilds { break }
       if !frame.isBuilding || frame.startedShared || !frame.isListedRunning
-        || frame.clearableScope == nil
+        || (frame.clearableScope == nil && frame.pod === frame.slot?.pod)
       {
         problems.append("a frame in the list of running builds is not one a clear looks at")
       }

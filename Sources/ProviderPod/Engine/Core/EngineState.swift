@@ -62,6 +62,10 @@ struct EngineState {
   struct Wait {
     let waiter: Frame
     let target: Frame
+    /// Whether the waiter is handed the target's value: it waits for an async build started
+    /// through the pod it resolves through. A thread waiting for a synchronous build, or for
+    /// an async one started through another pod, looks again once it ends.
+    let takesValue: Bool
   }
 
   /// What a change leaves for the pod to do once the lock is released: events to report, then
