@@ -97,9 +97,10 @@ extension PodEngine {
     if runsSharedSections,
       let (released, listed) = state.withShared({
         access -> (EngineState.ReleasedPod, ListedCleanup?)? in
-        guard let released = EngineState.sharedRelease(pod, tree: sharedTree(access)) else {
-          return nil
-        }
+        guard
+          let released = EngineState.sharedRelease(
+            pod, root: sharedRoot, tree: sharedTree(access))
+        else { return nil }
         return (released, listTask(for: released.disposals, onMainActor: false, disposedIn: [pod]))
       })
     {

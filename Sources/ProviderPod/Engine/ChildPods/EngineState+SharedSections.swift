@@ -37,13 +37,14 @@ internal import CProviderPod
 extension EngineState {
   /// `step` for a resolve through `pod` or from one of its builds, in a shared section: the
   /// cached instance (the pod's own, or the root's for a build of the pod), or a frame for a
-  /// build of an instance in a scope the pod owns. Nil where `step` must decide.
+  /// build of an instance in a scope the pod owns. Nil where `step` must decide. `root` is the
+  /// tree's root, given rather than read from `pod.parent` (see `PodEngine.sharedRoot`).
   static func sharedStep(
-    for provider: ProviderInfo, in pod: PodRecord, from caller: Frame?, callerUnknown: Bool,
-    treeID: ObjectIdentifier, tree: SharedTree, events: inout [ReportedEvent]?,
-    released: inout [AnyObject]
+    for provider: ProviderInfo, in pod: PodRecord, root: PodRecord, from caller: Frame?,
+    callerUnknown: Bool, treeID: ObjectIdentifier, tree: SharedTree,
+    events: inout [ReportedEvent]?, released: inout [AnyObject]
   ) -> ResolveStep? {
-    guard let root = pod.parent, tree.mayRun(in: pod, root: root) else { return nil }
+    guard pod.parent === root, tree.mayRun(in: pod, root: root) else { return nil }
     // A resolve through the pod itself may be nested in a build that only the exclusive side
     // looks for: one on this thread, or one of an exclusive section anywhere.
     if callerUnknown, tree.runningBuilds > 0 || ThreadRecord.isBuilding { return nil }
@@ -154,10 +155,10 @@ extension EngineState {
   /// built from is the pod's or the root's. False, changing nothing, where `finish` must
   /// decide.
   static func sharedFinish(
-    _ frame: inout Frame, entry: inout CacheEntry?, caller: Frame?, tree: SharedTree,
-    events: inout [ReportedEvent]?, released: inout [AnyObject]
+    _ frame: inout Frame, entry: inout CacheEntry?, caller: Frame?, root: PodRecord,
+    tree: SharedTree, events: inout [ReportedEvent]?, released: inout [AnyObject]
   ) -> Bool {
-    guard let pod = frame.pod, let root = pod.parent, tree.mayRun(in: pod, root: root) else {
+    guard let pod = frame.pod, pod.parent === root, tree.mayRun(in: pod, root: root) else {
       return false
     }
     pod.lockSharedSections()
@@ -202,8 +203,10 @@ extension EngineState {
   /// `release` of a request pod going away, in a shared section: nil where `release` must do
   /// it (the pod has children, a build still running, a published instance, or "built from"
   /// records in a root slot that could then be pruned).
-  static func sharedRelease(_ pod: PodRecord, tree: SharedTree) -> ReleasedPod? {
-    guard let root = pod.parent, tree.mayRun(in: pod, root: root) else { return nil }
+  static func sharedRelease(
+    _ pod: PodRecord, root: PodRecord, tree: SharedTree
+  ) -> ReleasedPod? {
+    guard pod.parent === root, tree.mayRun(in: pod, root: root) else { return nil }
     pod.lockSharedSections()
     defer { pod.unlockSharedSections() }
     guard pod.firstChild == nil else { return nil }
@@ -230,10 +233,10 @@ extension EngineState {
   /// a build of another pod runs from one of its instances).
   /// The pod's slots come back in `released`, to be freed after the section.
   static func sharedShutdown(
-    of pod: PodRecord, progress: ShutdownProgress, tree: SharedTree, cleanups: RunningCleanups,
-    events: inout [ReportedEvent], released: inout ReleasedPod
+    of pod: PodRecord, root: PodRecord, progress: ShutdownProgress, tree: SharedTree,
+    cleanups: RunningCleanups, events: inout [ReportedEvent], released: inout ReleasedPod
   ) -> ShutdownStart? {
-    guard let root = pod.parent, tree.mayRun(in: pod, root: root) else { return nil }
+    guard pod.parent === root, tree.mayRun(in: pod, root: root) else { return nil }
     pod.lockSharedSections()
     defer { pod.unlockSharedSections() }
     guard pod.isAlive, pod.shutdown == nil, pod.firstChild == nil,

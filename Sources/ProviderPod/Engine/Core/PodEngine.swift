@@ -18,6 +18,12 @@ final class PodEngine {
   /// the rest, section by section). An observer changes nothing: the events are collected in
   /// the section and reported after it, as the exclusive side does.
   let runsSharedSections: Bool
+  /// The root's record, which a request pod's shared sections take as an argument: read from
+  /// `pod.parent` in them, it was retained and released each time, writing the reference count
+  /// of the app's record, one cache line that every request on every core then wrote. Held by
+  /// the pod's record anyway, as its parent; a root's engine and a grandchild's, which run no
+  /// shared sections, hold their own and their parent's.
+  let sharedRoot: PodRecord
   /// The tree's (see `ThreadBuildGate`).
   let threadBuildGate: ThreadBuildGate
   /// The pod itself, for a builder that asks for it: its record's weak reference, set once
@@ -43,6 +49,7 @@ final class PodEngine {
     isObserved = observer != nil
     mayBuildOnThread = observer == nil
     runsSharedSections = false
+    sharedRoot = pod
   }
 
   /// A child pod's engine, in its parent's tree.
@@ -59,6 +66,7 @@ final class PodEngine {
     isObserved = observer != nil || parent.isObserved
     mayBuildOnThread = false
     runsSharedSections = parent.pod.parent == nil
+    sharedRoot = parent.pod
     // Not listed among the parent's children yet: it joins at its first use, under the lock
     // that use takes anyway (`EngineState.join`).
   }
@@ -194,8 +202,8 @@ final class PodEngine {
     var events: [ReportedEvent]? = reporting ? [] : nil
     let step = state.withShared {
       EngineState.sharedStep(
-        for: info, in: pod, from: caller, callerUnknown: callerUnknown, treeID: treeID,
-        tree: sharedTree($0), events: &events, released: &released)
+        for: info, in: pod, root: sharedRoot, from: caller, callerUnknown: callerUnknown,
+        treeID: treeID, tree: sharedTree($0), events: &events, released: &released)
     }
     withExtendedLifetime(released) {}
     switch step {
@@ -283,8 +291,8 @@ final class PodEngine {
     let finished =
       state.withShared {
         EngineState.sharedFinish(
-          &frame, entry: &entry, caller: caller, tree: sharedTree($0), events: &events,
-          released: &released)
+          &frame, entry: &entry, caller: caller, root: sharedRoot, tree: sharedTree($0),
+          events: &events, released: &released)
       } ?? false
     withExtendedLifetime(released) {}
     return finished ? nil : .some(entry)

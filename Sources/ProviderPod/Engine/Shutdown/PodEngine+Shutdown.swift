@@ -98,8 +98,8 @@ extension PodEngine {
     let pod = self.pod
     return state.withShared {
       EngineState.sharedShutdown(
-        of: pod, progress: progress, tree: sharedTree($0), cleanups: runningCleanups,
-        events: &events, released: &released)
+        of: pod, root: sharedRoot, progress: progress, tree: sharedTree($0),
+        cleanups: runningCleanups, events: &events, released: &released)
     }
   }
 }
