@@ -12,34 +12,6 @@ import Testing
   "A stale build reaches the builds that take its value, and only those",
   .timeLimit(.minutes(10)))
 struct StaleBuildReachTests {
-  /// The feed's first build waits until a later build of it begins; each build is numbered.
-  final class Feed: Sendable {
-    let builds = Counter()
-    let entered = AsyncStream.makeStream(of: Void.self)
-    let release = DispatchSemaphore(value: 0)
-
-    func build() -> Instance {
-      let serial = builds.next()
-      if serial == 1 {
-        entered.continuation.yield()
-        _ = waitWithWatchdog(release)
-      } else {
-        release.signal()
-      }
-      return Instance("feed", serial: serial)
-    }
-  }
-
-  /// Resolves `provider` on a thread of its own through `context`, so that a build held
-  /// there holds no thread of the task pool.
-  private static func resolveOnThread(
-    _ provider: Provider<Instance>, _ context: BuildContext
-  ) async -> Instance {
-    await withCheckedContinuation { continuation in
-      startThread { continuation.resume(returning: context.resolve(provider)) }
-    }
-  }
-
   @Test("a build that waited for a stale build through another pod, then built afresh, is cached")
   func waiterThroughAnotherPodIsCached() async throws {
     let feedBuilds = Counter()
@@ -129,18 +101,15 @@ struct StaleBuildReachTests {
 
   @Test("a build through a child pod, bound to be cached in it, is stale once the child clears it")
   func clearOfTheChildItGoesThrough() async throws {
-    let feed = Feed()
+    let feed = HeldFirstBuild()
     let config = Provider(name: "config") { _ in "root" }
     // Placed in the root, which owns its scope, but built from the child's own config: its
     // instance is the child's, and it reads that before it waits.
     let feedProvider = Provider(scope: LeafScope(), name: "feed") { pod in
       _ = pod.resolve(config)
-      return feed.build()
+      return feed.feed()
     }
-    let profile = AsyncProvider(name: "profile") { pod in
-      let feed = await Self.resolveOnThread(feedProvider, pod)
-      return Instance("profile", serial: 0, dependencies: [feed])
-    }
+    let profile = asyncProfile(resolvingOnThread: feedProvider)
     let child = Pod(parent: Pod(), overrides: [config.override { _ in "child" }])
     let first = Task { try await child.resolve(profile) }
     _ = await feed.entered.stream.next("the feed's first build")
@@ -155,45 +124,30 @@ struct StaleBuildReachTests {
 
   @Test("a build found stale as it ends makes the async build around its caller stale at once")
   func staleFoundAtTheEnd() async throws {
-    let feedBuilds = Counter()
-    let entered = AsyncStream.makeStream(of: Void.self)
-    let feedGate = DispatchSemaphore(value: 0)
+    let feed = HeldFirstBuild()
     let config = Provider(name: "config") { _ in "root" }
     // Reads the child's config only after the clear: the build is found stale as it ends.
     let feedProvider = Provider(scope: LeafScope(), name: "feed") { pod in
-      let serial = feedBuilds.next()
-      if serial == 1 {
-        entered.continuation.yield()
-        _ = waitWithWatchdog(feedGate)
-      }
+      let serial = feed.next(releasedByLater: false)
       _ = pod.resolve(config)
       return Instance("feed", serial: serial)
     }
-    let middleBuilds = Counter()
-    let middleHasFeed = AsyncStream.makeStream(of: Void.self)
-    let middleGate = DispatchSemaphore(value: 0)
+    let heldMiddle = HeldFirstBuild()
     let middle = Provider(name: "middle") { pod in
       let feed = pod.resolve(feedProvider)
-      let serial = middleBuilds.next()
-      if serial == 1 {
-        middleHasFeed.continuation.yield()
-        _ = waitWithWatchdog(middleGate)
-      }
-      return Instance("middle", serial: serial, dependencies: [feed])
+      return Instance(
+        "middle", serial: heldMiddle.next(releasedByLater: false), dependencies: [feed])
     }
-    let profile = AsyncProvider(name: "profile") { pod in
-      let middle = await Self.resolveOnThread(middle, pod)
-      return Instance("profile", serial: 0, dependencies: [middle])
-    }
+    let profile = asyncProfile(resolvingOnThread: middle)
     let child = Pod(parent: Pod(), overrides: [config.override { _ in "child" }])
     let first = Task { try await child.resolve(profile) }
-    _ = await entered.stream.next("the feed's first build")
+    _ = await feed.entered.stream.next("the feed's first build")
     child.clearCachedInstances(forScope: LeafScope())
-    feedGate.signal()
-    _ = await middleHasFeed.stream.next("the middle's first build holding its feed")
+    feed.release.signal()
+    _ = await heldMiddle.entered.stream.next("the middle's first build holding its feed")
     // The stale feed has ended; the middle's build that took it still runs.
     let afterChange = try await child.resolve(profile)
-    middleGate.signal()
+    heldMiddle.release.signal()
     #expect(
       afterChange.dependencies.flatMap(\.dependencies).map(\.serial) == [2],
       "joined the build that took the feed the child's clear made stale")
@@ -202,30 +156,18 @@ struct StaleBuildReachTests {
 
   @Test("an override in a child makes stale at once a build through it that read what it shadows")
   func overrideInTheChildItGoesThrough() async throws {
-    let entered = AsyncStream.makeStream(of: Void.self)
-    let gate = DispatchSemaphore(value: 0)
-    let builds = Counter()
+    let feed = HeldFirstBuild()
     let config = Provider(name: "config") { _ in "root" }
     // Placed in the root, and built there from the root's config, until the child overrides
     // it: from then on a resolve through the child must not be handed this build's value.
     let feedProvider = Provider(name: "feed") { pod in
       let value = pod.resolve(config)
-      let serial = builds.next()
-      if serial == 1 {
-        entered.continuation.yield()
-        _ = waitWithWatchdog(gate)
-      } else {
-        gate.signal()
-      }
-      return Instance("feed from \(value)", serial: serial)
+      return Instance("feed from \(value)", serial: feed.next())
     }
-    let profile = AsyncProvider(name: "profile") { pod in
-      let feed = await Self.resolveOnThread(feedProvider, pod)
-      return Instance("profile", serial: 0, dependencies: [feed])
-    }
+    let profile = asyncProfile(resolvingOnThread: feedProvider)
     let child = Pod(parent: Pod())
     let first = Task { try await child.resolve(profile) }
-    _ = await entered.stream.next("the feed's first build")
+    _ = await feed.entered.stream.next("the feed's first build")
     child.overrideProvider(config) { _ in "child" }
     let afterChange = try await child.resolve(profile)
     #expect(
@@ -237,27 +179,17 @@ struct StaleBuildReachTests {
 
   @Test("an override in a child makes stale at once a build through it of what it overrides")
   func overrideOfTheBuildThroughTheChild() async throws {
-    let entered = AsyncStream.makeStream(of: Void.self)
-    let gate = DispatchSemaphore(value: 0)
-    let builds = Counter()
+    let feed = HeldFirstBuild()
     // Placed in the root, which the child shares it with until it overrides it.
     let feedProvider = Provider(name: "feed") { _ in
-      let serial = builds.next()
-      if serial == 1 {
-        entered.continuation.yield()
-        _ = waitWithWatchdog(gate)
-      }
-      return Instance("feed", serial: serial)
+      Instance("feed", serial: feed.next(releasedByLater: false))
     }
-    let profile = AsyncProvider(name: "profile") { pod in
-      let feed = await Self.resolveOnThread(feedProvider, pod)
-      return Instance("profile", serial: 0, dependencies: [feed])
-    }
+    let profile = asyncProfile(resolvingOnThread: feedProvider)
     let child = Pod(parent: Pod())
     let first = Task { try await child.resolve(profile) }
-    _ = await entered.stream.next("the feed's first build")
+    _ = await feed.entered.stream.next("the feed's first build")
     child.overrideProvider(feedProvider) { _ in
-      gate.signal()
+      feed.release.signal()
       return Instance("child's feed", serial: 0)
     }
     let afterChange = try await child.resolve(profile)

@@ -21,58 +21,27 @@ struct StaleNestedBuildTests {
     var testDescription: String { rawValue }
   }
 
-  /// The feed's first build waits until a later build of it begins; each build is numbered.
-  final class Feed: Sendable {
-    let builds = Counter()
-    let entered = AsyncStream.makeStream(of: Void.self)
-    let release = DispatchSemaphore(value: 0)
-
-    func build() -> Instance {
-      let serial = builds.next()
-      if serial == 1 {
-        entered.continuation.yield()
-        waitWithWatchdog(release)
-      } else {
-        release.signal()
-      }
-      return Instance("feed", serial: serial)
-    }
-  }
-
-  /// Resolves `provider` on a thread of its own through `context`, so that the feed's first
-  /// build can hold its thread without holding one of the task pool's.
-  private static func resolveOnThread(
-    _ provider: Provider<Instance>, _ context: BuildContext
-  ) async -> Instance {
-    await withCheckedContinuation { continuation in
-      startThread { continuation.resume(returning: context.resolve(provider)) }
-    }
-  }
-
   @Test(
     "a resolve after the change gets a value built after it",
     arguments: Change.allCases, [false, true])
   func resolveAfterChange(_ change: Change, throughAlwaysNew: Bool) async throws {
-    let feed = Feed()
-    let feedProvider = Provider(scope: LeafScope(), name: "feed") { _ in feed.build() }
+    let feed = HeldFirstBuild()
+    let feedProvider = Provider(scope: LeafScope(), name: "feed") { _ in feed.feed() }
     // With an always-new build between them, the feed's build is nested in that one, which
     // is nested in the profile's.
     let middle = Provider(scope: AlwaysCreateNewScope(), name: "middle") { pod in
       pod.resolve(feedProvider)
     }
-    let profile = AsyncProvider(name: "profile") { pod in
-      let feed = await Self.resolveOnThread(throughAlwaysNew ? middle : feedProvider, pod)
-      return Instance("profile", serial: 0, dependencies: [feed])
-    }
+    let profile = asyncProfile(resolvingOnThread: throughAlwaysNew ? middle : feedProvider)
     let pod = Pod()
     if change == .removedOverride {
-      pod.overrideProvider(feedProvider) { _ in feed.build() }
+      pod.overrideProvider(feedProvider) { _ in feed.feed() }
     }
     let first = Task { try await pod.resolve(profile) }
     _ = await feed.entered.stream.next("the feed's first build")
     switch change {
     case .clearOfItsScope: pod.clearCachedInstances(forScope: LeafScope())
-    case .override: pod.overrideProvider(feedProvider) { _ in feed.build() }
+    case .override: pod.overrideProvider(feedProvider) { _ in feed.feed() }
     case .removedOverride: pod.removeOverrideProvider(feedProvider)
     }
     let afterChange = try await pod.resolve(profile)
