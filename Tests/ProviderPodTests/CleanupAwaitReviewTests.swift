@@ -86,13 +86,7 @@ struct CleanupAwaitReviewTests {
     let handlerHookStarted = OneShot()
     let databaseCleanupStarted = DispatchSemaphore(value: 0)
     let appShutdownBegan = ShutdownSignal()
-    let database = Provider(
-      name: "database",
-      onDiscard: { (database: Resource) in
-        databaseCleanupStarted.signal()
-        await database.close(log: log)
-      }
-    ) { _ in log.built("database") }
+    let database = databaseSignallingItsCleanup(log: log, cleanupStarted: databaseCleanupStarted)
     let connection = Provider(
       scope: StepScope(), name: "connection",
       onDiscard: { (connection: Resource) in await connection.close(log: log) }

@@ -56,13 +56,7 @@ struct RequestPodShutdownTests {
     let appShutdownBegan = ShutdownBegan()
     let connectionCleanupStarted = OneShot()
     let databaseCleanupStarted = DispatchSemaphore(value: 0)
-    let database = Provider(
-      name: "database",
-      onDiscard: { (database: Resource) in
-        databaseCleanupStarted.signal()
-        await database.close(log: log)
-      }
-    ) { _ in log.built("database") }
+    let database = databaseSignallingItsCleanup(log: log, cleanupStarted: databaseCleanupStarted)
     // The app's pod begins its shutdown while this hook runs; its database must not close
     // until the hook has ended.
     let connection = Provider(

@@ -20,15 +20,7 @@ struct ShutdownRaceTests {
     let log = CloseLog()
     let sessionCleanupStarted = OneShot()
     let databaseCleanupStarted = DispatchSemaphore(value: 0)
-    let database = Provider(
-      name: "database",
-      onDiscard: { (db: Resource) in
-        databaseCleanupStarted.signal()
-        await db.close(log: log)
-      }
-    ) { _ in
-      log.built("database")
-    }
+    let database = databaseSignallingItsCleanup(log: log, cleanupStarted: databaseCleanupStarted)
     let session = Provider(
       scope: FlowScope(), name: "session",
       onDiscard: { (session: Resource) in

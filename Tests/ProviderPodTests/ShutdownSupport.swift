@@ -119,6 +119,20 @@ final class ShutdownBegan: PodObserver {
   }
 }
 
+/// The app's database, whose hook signals `cleanupStarted` as it begins to close it: a test
+/// that a shutdown waits for the cleanups built from it watches for that signal.
+func databaseSignallingItsCleanup(
+  log: CloseLog, cleanupStarted: DispatchSemaphore
+) -> Provider<Resource> {
+  Provider(
+    name: "database",
+    onDiscard: { (database: Resource) in
+      cleanupStarted.signal()
+      await database.close(log: log)
+    }
+  ) { _ in log.built("database") }
+}
+
 /// The hook of a resource whose cleanup must end before what it was built from closes, for
 /// tests that a shutdown waits for it: it says it started, waits until the shutdown has begun,
 /// gives a close of what it was built from, wrongly started meanwhile, the time to show (that
