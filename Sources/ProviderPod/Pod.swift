@@ -70,28 +70,29 @@ public final class Pod: Sendable {
   ///   - observer: Told about what this pod builds, reuses and discards; an instance built
   ///     through this pod but cached in the parent is the parent's to report.
   public init(
-    parent: Pod, scopes: [any ProviderScope] = [], overrides: [ProviderOverride] = [],
+    parent: borrowing Pod, scopes: [any ProviderScope] = [], overrides: [ProviderOverride] = [],
     observer: (any PodObserver)? = nil
   ) {
-    // Made inside a test's isolation of `parent`: a child of the test's pod, so that what it
-    // shares lives there and not in the pod other tests use. Apart from the usual path, which
-    // must not copy `parent`: a pod's reference count is slow to change (the pod is weakly
-    // referenced), and a pod per request would pay it.
-    let parentEngine: PodEngine
-    if Pod.isolationsRunning {
-      let isolated = parent.isolatedPodOrSelf()
-      self.parent = isolated
-      parentEngine = isolated.engine
-    } else {
-      self.parent = parent
-      parentEngine = parent.engine
-    }
     // `children` is user code: walk the scope tree before any lock is taken.
     var owned: [ScopeKey] = []
     for scope in scopes { ScopeInfo.addOwnedSubtree(of: scope, to: &owned) }
-    engine = PodEngine(
-      parent: parentEngine, ownedScopes: owned, overrides: overrides.map(\.record),
-      observer: observer)
+    // Made inside a test's isolation of `parent`: a child of the test's pod, so that what it
+    // shares lives there and not in the pod other tests use. Apart from the usual path, which
+    // copies `parent` once, to keep it: the parent is borrowed, and so is its engine, since
+    // every other copy is a write to the app pod's reference count (slow to change, the pod
+    // being weakly referenced) that every request on every core makes.
+    if Pod.isolationsRunning {
+      let isolated = parent.isolatedPodOrSelf()
+      self.parent = isolated
+      engine = PodEngine(
+        parent: isolated.engine, ownedScopes: owned, overrides: overrides.map(\.record),
+        observer: observer)
+    } else {
+      self.parent = copy parent
+      engine = PodEngine(
+        parent: parent.engine, ownedScopes: owned, overrides: overrides.map(\.record),
+        observer: observer)
+    }
     engine.pod.owner = self
     engine.reportOverridden(overrides.map(\.record))
   }

@@ -6,7 +6,7 @@ import Testing
 struct DependentsTests {
   /// Slots to count, in a pod of their own.
   private static func slots(_ count: Int) -> [Slot] {
-    let pod = PodRecord(parent: nil, ownedScopes: [], observer: nil)
+    let pod = PodRecord(observer: nil)
     return (0..<count).map { index in
       let info = ProviderInfo(
         name: "slot\(index)", cycleLabel: "slot\(index)", scope: ScopeInfo(SingletonScope()))

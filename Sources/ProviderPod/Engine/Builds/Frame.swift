@@ -134,6 +134,10 @@ final class Frame {
   /// The same count in the pod the build goes through, when that is a child of the pod it
   /// was placed in: an instance that turns out to be the child's is stale after a clear there.
   @exclusivity(unchecked) private(set) var requesterScopeEpoch = 0
+  /// The scope whose list of members the instance joins once cached in a request pod's shared
+  /// section (nil for a singleton): kept as a key, since reading it from the unretained
+  /// `scope` there retained the scope, a description every request on every core shares.
+  @exclusivity(unchecked) private(set) var memberScope: ScopeKey?
   /// The providers this build resolved, each counted in their slot's `dependents` once per
   /// time it is listed. An array rather than a set: a build with 100 dependencies hashed and
   /// regrew a table for each. Repeats are caught by the slot's `recordedBy`, except when
@@ -197,6 +201,7 @@ final class Frame {
     retainedPod = pod
     self.scopeEpoch = scopeEpoch
     self.requesterScopeEpoch = requesterScopeEpoch
+    memberScope = scope.kind == .singleton ? nil : scope.key
     caches = slot != nil
     clearableScope = caches && scope.kind != .singleton ? scope.key : nil
     if let parent {

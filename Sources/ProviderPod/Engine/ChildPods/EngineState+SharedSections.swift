@@ -59,7 +59,25 @@ extension EngineState {
     let applied = pod.override(for: provider)
     if let applied, applied.pod !== pod || applied.record.family != nil { return nil }
     let override = applied?.record
-    let scope = override?.scope ?? provider.scope
+    // The scope goes on as an argument, read from where it is a constant: bound to a local, it
+    // was retained and released, a write to a description every request on every core shares.
+    if override == nil {
+      return sharedStep(
+        for: provider, scope: provider.scope, override: nil, in: pod, root: root, from: caller,
+        treeID: treeID, tree: tree, events: &events, released: &released)
+    }
+    return sharedStep(
+      for: provider, scope: override.unsafelyUnwrapped.scope, override: override, in: pod,
+      root: root, from: caller, treeID: treeID, tree: tree, events: &events, released: &released)
+  }
+
+  /// The rest of `sharedStep`, once the scope the provider is built in is known (its own, or
+  /// its override's in `pod`). Under the pod's lock.
+  private static func sharedStep(
+    for provider: ProviderInfo, scope: ScopeInfo, override: OverrideRecord?, in pod: PodRecord,
+    root: PodRecord, from caller: Frame?, treeID: ObjectIdentifier, tree: SharedTree,
+    events: inout [ReportedEvent]?, released: inout [AnyObject]
+  ) -> ResolveStep? {
     guard scope.kind == .singleton || scope.kind == .custom,
       !scope.requiresOwningPod || pod.ownsInChain(scope.key)
     else { return nil }
@@ -176,21 +194,22 @@ extension EngineState {
         return false
       }
     }
+    let memberScope = frame.memberScope
     frame.end()
     slot.build = nil
     var dependencies: [Slot] = []
     swap(&dependencies, &frame.dependencies)
     var cached = entry.take()!
     cached.dependencies = dependencies
-    let scope = cached.scope
     if events != nil {
       events!.append(
-        ReportedEvent(pod: pod, event: .built(provider: slot.info.name, scope: scope.name)))
+        ReportedEvent(
+          pod: pod, event: .built(provider: slot.info.name, scope: cached.scope.name)))
       captiveDependencies(of: cached, cachedIn: slot, events: &events!)
     }
     slot.entry = cached
     slot.isKept = true
-    if scope.kind != .singleton { pod.addMember(slot, of: scope.key) }
+    if let memberScope { pod.addMember(slot, of: memberScope) }
     recordDependency(on: slot, from: caller)
     frame.forgetBuild()
     if isKnownUniquelyReferenced(&frame) {

@@ -40,7 +40,7 @@ final class PodEngine {
     settings: PodSettings? = nil
   ) {
     givenSettings = settings
-    pod = PodRecord(parent: nil, ownedScopes: [], observer: observer)
+    pod = PodRecord(observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
     let state = EngineState(root: pod)
     threadBuildGate = state.threadBuildGate
@@ -52,9 +52,12 @@ final class PodEngine {
     sharedRoot = pod
   }
 
-  /// A child pod's engine, in its parent's tree.
+  /// A child pod's engine, in its parent's tree. Inlined into the pod's initialiser, which
+  /// then reads the parent's engine in place: called, it retained and released the engine, a
+  /// write to a reference count that every request on every core shares.
+  @inline(__always)
   init(
-    parent: PodEngine, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
+    parent: borrowing PodEngine, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
     observer: (any PodObserver)?
   ) {
     givenSettings = parent.givenSettings
@@ -322,12 +325,15 @@ final class PodEngine {
   ) -> CacheEntry? {
     // Written under the lock when the build began, by this thread.
     let ownsValue = override?.ownsValue ?? true
+    // Copied out of the frame once, and that copy is the entry's: every other retain is a write
+    // to a description that every request on every core shares.
     let scope = frame.scope!
     if scope.kind == .weak, frame.info!.valueIsOutcome {
       return weakEntry(caching: value, in: frame)
     }
     return CacheEntry.make(
-      caching: value, scope: scope, serial: frame.serial, hook: ownsValue ? onDiscard : nil)
+      caching: value, scope: consume scope, serial: frame.serial,
+      hook: ownsValue ? onDiscard : nil)
   }
 
   // MARK: Events

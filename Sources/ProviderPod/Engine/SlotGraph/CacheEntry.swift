@@ -70,7 +70,7 @@ struct CacheEntry {
   /// The entry that caches `value`: nil when its scope is ``WeakScope`` and the value is not
   /// a class instance. `hook` is the provider's `onDiscard`, for a value the pod made.
   static func make<Value>(
-    caching value: Value, scope: ScopeInfo, serial: Int, hook: DisposalHook<Value>?
+    caching value: Value, scope: consuming ScopeInfo, serial: Int, hook: DisposalHook<Value>?
   ) -> CacheEntry? {
     if scope.kind != .weak {
       if hook == nil, Value.self is AnyClass {
@@ -82,11 +82,10 @@ struct CacheEntry {
         holder: TypedValueBox(value: value, onDiscard: hook), scope: scope, serial: serial,
         kind: .boxed, hasDisposal: hook != nil)
     }
-    return classInstance(value).map {
-      CacheEntry(
-        holder: WeakBox(object: $0), scope: scope, serial: serial, kind: .weak,
-        hasDisposal: false)
-    }
+    guard let object = classInstance(value) else { return nil }
+    return CacheEntry(
+      holder: WeakBox(object: object), scope: scope, serial: serial, kind: .weak,
+      hasDisposal: false)
   }
 }
 

@@ -88,19 +88,32 @@ final class PodRecord {
   /// notice a provider made again by the same expression (see `Lookalikes.swift`).
   @exclusivity(unchecked) var lookalikes = LookalikeIndex()
 
-  init(parent: PodRecord?, ownedScopes: [ScopeKey], observer: (any PodObserver)?) {
-    self.parent = parent
-    self.gate = parent?.gate ?? ThreadBuildGate.make()
-    self.depth = parent.map { $0.depth + 1 } ?? 0
+  /// A root pod's record.
+  init(observer: (any PodObserver)?) {
+    parent = nil
+    gate = ThreadBuildGate.make()
+    depth = 0
+    ownedScopes = []
+    self.observer = observer
+    hasObserver = observer != nil
+    isJoined = true
+  }
+
+  /// A child pod's record. `parent` is consumed into the record's own reference: a request's
+  /// pod is made from the app's record, and every other retain of it is a write to the app
+  /// record's reference count, which every request on every core writes.
+  init(parent: consuming PodRecord, ownedScopes: [ScopeKey], observer: (any PodObserver)?) {
+    gate = parent.gate
+    depth = parent.depth + 1
+    self.parent = consume parent
     self.ownedScopes = ownedScopes
     self.observer = observer
-    self.hasObserver = observer != nil
-    self.isJoined = parent == nil
+    hasObserver = observer != nil
+    isJoined = false
     // A child's first tables are copied here, before the record is shared, rather than by
     // its first insert, under the tree's lock that the app's pod and every other request
     // wait on: the slot table of any child (a resolve through it links or builds there), and
     // the scope lists of one that owns scopes (what it builds in them is listed).
-    guard parent != nil else { return }
     slots = EmptyTables.slots.value
     Self.copyStorage(of: &slots, probing: ProviderKey(address: 0))
     if let owned = ownedScopes.first {
