@@ -3,8 +3,8 @@
 # objects still alive when the operation returns: what it shares with every other thread doing
 # the same. Objects freed by then are the operation's own; on glibc a freed object's first word
 # no longer points at type metadata, which is how they are told apart. Left out: the runtime's
-# empty-collection singletons (immortal: their counts are never written) and the engine's
-# frames (each thread has its own).
+# empty-collection singletons (immortal: their counts are never written), the engine's frames
+# and the empty tables new pods copy (each thread has its own).
 import gdb
 from collections import defaultdict
 
@@ -57,7 +57,21 @@ def demangled(symbols):
     return {symbol: symbol for symbol in symbols}
 
 
+def thread_own_tables():
+    """The storage of the thread's empty tables, which new pods copy: the thread's own."""
+    try:
+        tables = int(gdb.parse_and_eval("pp_current_thread_builds->empty_tables"))
+        if tables == 0:
+            return set()
+        # EmptyTables: the object's header (two words), then its two tables.
+        return {int(gdb.parse_and_eval("*(unsigned long*)%d" % (tables + offset)))
+                for offset in (16, 24)}
+    except gdb.error:
+        return set()
+
+
 def report():
+    own = thread_own_tables()
     by_object = defaultdict(list)
     for kind, address, caller in events:
         if address > 0:
@@ -68,7 +82,7 @@ def report():
     total = 0
     for address, writes_here in sorted(by_object.items(), key=lambda item: -len(item[1])):
         name = type_of(address)
-        if name is None or "Empty" in name or "Frame" in name:
+        if name is None or "Empty" in name or "Frame" in name or address in own:
             continue
         total += len(writes_here)
         lines.append("%4d  %s" % (len(writes_here), names.get(name, name)))

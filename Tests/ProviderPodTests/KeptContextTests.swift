@@ -185,7 +185,7 @@ struct KeptContextTests {
     do {
       let engine = kept.withLock { $0[0].context.engine }
       #expect(engine.state.withLock { $0.invariantViolations() } == [])
-      #expect(engine.threadBuildGate.isOpenForNestedBuilds == false)
+      #expect(ThreadBuildGate.isOpenForNestedBuilds(in: engine.treeWords) == false)
     }
     kept.withLock { $0 = [] }
     #expect(weakEngine == nil, "the engine outlived every context")

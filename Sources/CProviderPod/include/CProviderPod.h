@@ -19,6 +19,8 @@ typedef struct pp_thread_builds {
   void *_Nullable innermost;
   void *_Nullable spare;
   intptr_t spare_count;
+  /// The thread's empty tables for new pods to copy (EmptyTables.swift), retained.
+  void *_Nullable empty_tables;
 } pp_thread_builds;
 
 extern _Thread_local pp_thread_builds *_Nullable pp_current_thread_builds;

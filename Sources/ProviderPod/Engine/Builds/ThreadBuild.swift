@@ -44,7 +44,7 @@ extension PodEngine {
       // own thread writes, not from `phase`: a general build's phase is written under the
       // lock by whichever thread invalidates it.
       guard thread.isInnermost(caller), caller.thread == thread,
-        threadBuildGate.isOpenForNestedBuilds
+        ThreadBuildGate.isOpenForNestedBuilds(in: treeWords)
       else { return nil }
       // A thread build runs the provider's own builder: the root overrides nothing.
       let builder = BuilderKey(provider: provider.key, override: nil)
@@ -53,7 +53,7 @@ extension PodEngine {
         fatalError(report)
       }
     } else {
-      guard thread.isIdle, threadBuildGate.isOpen else { return nil }
+      guard thread.isIdle, ThreadBuildGate.isOpen(in: treeWords) else { return nil }
     }
     let frame = thread.takeSpare(treeID: treeID)
     frame.beginThreadBuild(

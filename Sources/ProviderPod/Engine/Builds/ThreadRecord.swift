@@ -14,7 +14,8 @@ internal import CProviderPod
 /// - The innermost build and the chain below it (`Frame.threadPrevious`) are not retained:
 ///   every build is popped before it ends, and the resolve running it holds it until then.
 /// - Idle frames are retained: the first by the record, each next one by the one before it
-///   (`Frame.nextSpare`), until `takeSpare` hands one out or the thread ends.
+///   (`Frame.nextSpare`), until `takeSpare` hands one out or the thread ends. The thread's
+///   empty tables are retained by the record until the thread ends.
 /// Nothing outside this file reads the record or turns a pointer into a frame.
 struct ThreadRecord: Equatable {
   private let record: UnsafeMutablePointer<pp_thread_builds>
@@ -95,6 +96,17 @@ struct ThreadRecord: Equatable {
     record.pointee.spare_count += 1
   }
 
+  /// The thread's empty tables, made on first use (see `EmptyTables`).
+  @inline(__always)
+  var emptyTables: EmptyTables {
+    if let tables = record.pointee.empty_tables {
+      return Unmanaged<EmptyTables>.fromOpaque(tables).takeUnretainedValue()
+    }
+    let tables = EmptyTables()
+    record.pointee.empty_tables = Unmanaged.passRetained(tables).toOpaque()
+    return tables
+  }
+
   /// The thread's idle frames, for the invariant checks.
   var spares: [Frame] {
     var result: [Frame] = []
@@ -109,8 +121,12 @@ struct ThreadRecord: Equatable {
 
   var spareCount: Int { record.pointee.spare_count }
 
-  /// Lets go of the thread's idle frames, when the thread ends.
+  /// Lets go of the thread's idle frames and empty tables, when the thread ends.
   private func releaseSpares() {
+    if let tables = record.pointee.empty_tables {
+      record.pointee.empty_tables = nil
+      Unmanaged<EmptyTables>.fromOpaque(tables).release()
+    }
     var next = record.pointee.spare
     record.pointee.spare = nil
     record.pointee.spare_count = 0
@@ -188,15 +204,26 @@ final class ThreadBuildGate: ManagedBuffer<CleanupList, pp_tree_words> {
   /// Whether async builds run in the tree: their frames are bound to their tasks, where only
   /// a task-local lookup finds them.
   @inline(__always)
-  var hasAsyncBuilds: Bool { pp_atomic_counter_load(word) >> 1 != 0 }
+  var hasAsyncBuilds: Bool { Self.hasAsyncBuilds(in: words) }
 
-  /// Open for a build with no known caller: nothing closes it.
+  /// The same, read through the tree's words.
   @inline(__always)
-  var isOpen: Bool { pp_atomic_counter_load(word) == 0 }
+  static func hasAsyncBuilds(in words: UnsafeMutablePointer<pp_tree_words>) -> Bool {
+    pp_atomic_counter_load(pp_tree_gate(words)) >> 1 != 0
+  }
+
+  /// Open for a build with no known caller: nothing closes it. Read through the tree's words,
+  /// as an engine keeps them (`PodEngine.treeWords`).
+  @inline(__always)
+  static func isOpen(in words: UnsafeMutablePointer<pp_tree_words>) -> Bool {
+    pp_atomic_counter_load(pp_tree_gate(words)) == 0
+  }
 
   /// Open for a build nested in a thread build: the root pod overrides nothing and is alive.
   @inline(__always)
-  var isOpenForNestedBuilds: Bool { pp_atomic_counter_load(word) & 1 == 0 }
+  static func isOpenForNestedBuilds(in words: UnsafeMutablePointer<pp_tree_words>) -> Bool {
+    pp_atomic_counter_load(pp_tree_gate(words)) & 1 == 0
+  }
 
   /// Set under the tree's lock whenever the root's overrides change or it goes away, so that
   /// the last write is the state the lock left.

@@ -99,7 +99,7 @@ extension PodEngine {
         access -> (EngineState.ReleasedPod, ListedCleanup?)? in
         guard
           let released = EngineState.sharedRelease(
-            pod, root: sharedRoot, tree: sharedTree(access))
+            pod, root: treeRoot, tree: sharedTree(access))
         else { return nil }
         return (released, listTask(for: released.disposals, onMainActor: false, disposedIn: [pod]))
       })

@@ -67,7 +67,7 @@ extension EngineState {
         treeID: treeID, tree: tree, events: &events, released: &released)
     }
     return sharedStep(
-      for: provider, scope: override.unsafelyUnwrapped.scope, override: override, in: pod,
+      for: provider, scope: override!.scope, override: override, in: pod,
       root: root, from: caller, treeID: treeID, tree: tree, events: &events, released: &released)
   }
 
@@ -136,9 +136,9 @@ extension EngineState {
       return true
     }
     guard slot.pod === root else { return false }
-    pp_crossing_lock(tree.gate.words)
+    pp_crossing_lock(tree.words)
     recordDependency(on: slot, from: owner)
-    pp_crossing_unlock(tree.gate.words)
+    pp_crossing_unlock(tree.words)
     return true
   }
 
@@ -152,9 +152,9 @@ extension EngineState {
     if !pod.isJoined {
       // `join` for a child of the root, which has always joined and is not shut down.
       pod.isJoined = true
-      pp_crossing_lock(tree.gate.words)
+      pp_crossing_lock(tree.words)
       pod.addToParent()
-      pp_crossing_unlock(tree.gate.words)
+      pp_crossing_unlock(tree.words)
     }
     let slot = existing ?? addSlot(for: provider, in: pod, released: &released)
     let frame = ThreadRecord.current.takeSpare(treeID: treeID)
@@ -329,7 +329,7 @@ extension EngineState {
   /// would keep them alive in a cycle, and the copies its links hold.
   @inline(__always)
   private static func detach(_ pod: PodRecord, tree: SharedTree) {
-    pp_crossing_lock(tree.gate.words)
+    pp_crossing_lock(tree.words)
     pod.removeFromParent()
     for slot in pod.slots.values {
       if let target = slot.linkTarget {
@@ -340,7 +340,7 @@ extension EngineState {
         }
       }
     }
-    pp_crossing_unlock(tree.gate.words)
+    pp_crossing_unlock(tree.words)
     for slot in pod.slots.values {
       slot.dependents.removeAll()
       if slot.linkTarget != nil {
@@ -360,15 +360,15 @@ struct SharedTree {
   let runningBuilds: Int
   /// Whether instance watchers or retry back-offs are registered in the tree.
   let isWatched: Bool
-  /// The tree's words, with the crossing lock.
-  let gate: ThreadBuildGate
+  /// The tree's words, with the crossing lock (the engine's `treeWords`).
+  let words: UnsafeMutablePointer<pp_tree_words>
 
   /// Whether `pod` may work in a shared section now: a child of the live root `root`, with
   /// no watcher and no async build in the tree (both are the exclusive side's to notice).
   @inline(__always)
   func mayRun(in pod: PodRecord, root: PodRecord) -> Bool {
     root.parent == nil && root.isAlive && root.shutdown == nil && !isWatched
-      && !gate.hasAsyncBuilds
+      && !ThreadBuildGate.hasAsyncBuilds(in: words)
   }
 }
 

@@ -151,9 +151,7 @@ private func lockFailed(_ call: String, error: Int32) -> Never {
 }
 
 /// Moves a value the caller knows to be safe across an isolation boundary: a value handed to
-/// `overrideProvider(_:withValue:)`, which the pod only hands back to its callers, and the
-/// empty tables of `EmptyTables`, which are never written (a pod copies one before its first
-/// insert, and copying only reads the table and counts a reference atomically).
+/// `overrideProvider(_:withValue:)`, which the pod only hands back to its callers.
 struct UncheckedSendable<Wrapped>: @unchecked Sendable {
   let value: Wrapped
 }

@@ -1,6 +1,13 @@
+internal import CProviderPod
+
 /// What a pod is made of: its tables (its record in its tree's state, behind the tree's one
 /// lock) and its observer. The public ``Pod`` and the ``BuildContext`` its builders receive
 /// both drive the same engine; a context keeps the engine alive, never the pod.
+///
+/// **Unsafe code here, and the invariant it relies on.** `treeWords` is the address of the
+/// tree's shared words, in the root's `ThreadBuildGate`: the root's record holds the gate for
+/// as long as it lives, and every engine holds the root's record (`treeRoot`), so the address
+/// stays valid for every use through the engine. Nothing else here is unsafe.
 final class PodEngine {
   /// The state of the whole tree of pods, shared with the parent and the children.
   let state: Locked<EngineState>
@@ -18,14 +25,17 @@ final class PodEngine {
   /// the rest, section by section). An observer changes nothing: the events are collected in
   /// the section and reported after it, as the exclusive side does.
   let runsSharedSections: Bool
-  /// The root's record, which a request pod's shared sections take as an argument: read from
-  /// `pod.parent` in them, it was retained and released each time, writing the reference count
-  /// of the app's record, one cache line that every request on every core then wrote. Held by
-  /// the pod's record anyway, as its parent; a root's engine and a grandchild's, which run no
-  /// shared sections, hold their own and their parent's.
-  let sharedRoot: PodRecord
-  /// The tree's (see `ThreadBuildGate`).
-  let threadBuildGate: ThreadBuildGate
+  /// The tree's root record: the app's, for a request pod. A request pod's shared sections
+  /// take it as an argument: read from `pod.parent` in them, it was retained and released, a
+  /// write to a reference count that every request on every core shares, where a constant of
+  /// the engine is passed on without one. It also keeps the tree's gate alive (`treeWords`).
+  let treeRoot: PodRecord
+  /// The tree's (see `ThreadBuildGate`), through its root.
+  var threadBuildGate: ThreadBuildGate { treeRoot.rootGate! }
+  /// The tree's shared words, in its gate: what cached reads and shared sections use. An
+  /// address rather than a reference, which a child's engine would write as it is made and
+  /// let go of (see the header for why the address stays valid).
+  let treeWords: UnsafeMutablePointer<pp_tree_words>
   /// The pod itself, for a builder that asks for it: its record's weak reference, set once
   /// before the engine is shared (one weak reference per pod, not two).
   var root: Pod? { pod.owner }
@@ -42,14 +52,14 @@ final class PodEngine {
     givenSettings = settings
     pod = PodRecord(observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
+    treeRoot = pod
     let state = EngineState(root: pod)
-    threadBuildGate = state.threadBuildGate
-    self.state = Locked(state, sharedSections: threadBuildGate.words)
+    treeWords = state.threadBuildGate.words
+    self.state = Locked(state, sharedSections: treeWords)
     treeID = ObjectIdentifier(self.state)
     isObserved = observer != nil
     mayBuildOnThread = observer == nil
     runsSharedSections = false
-    sharedRoot = pod
   }
 
   /// A child pod's engine, in its parent's tree. Inlined into the pod's initialiser, which
@@ -65,11 +75,11 @@ final class PodEngine {
     for record in overrides { pod.overrides[record.providerKey] = record }
     state = parent.state
     treeID = parent.treeID
-    threadBuildGate = parent.threadBuildGate
     isObserved = observer != nil || parent.isObserved
     mayBuildOnThread = false
     runsSharedSections = parent.pod.parent == nil
-    sharedRoot = parent.pod
+    treeRoot = parent.treeRoot
+    treeWords = parent.treeWords
     // Not listed among the parent's children yet: it joins at its first use, under the lock
     // that use takes anyway (`EngineState.join`).
   }
@@ -103,7 +113,7 @@ final class PodEngine {
     guard !isObserved, !info.isAlwaysNew else { return nil }
     // Inside a build, the resolve must be recorded as one of its dependencies. A build runs
     // on this thread (its stack says so) or in this task (only while async builds run).
-    if ThreadRecord.isBuilding || threadBuildGate.hasAsyncBuilds,
+    if ThreadRecord.isBuilding || ThreadBuildGate.hasAsyncBuilds(in: treeWords),
       CurrentFrame.isInsideBuild(of: treeID, for: pod)
     {
       return nil
@@ -205,7 +215,7 @@ final class PodEngine {
     var events: [ReportedEvent]? = reporting ? [] : nil
     let step = state.withShared {
       EngineState.sharedStep(
-        for: info, in: pod, root: sharedRoot, from: caller, callerUnknown: callerUnknown,
+        for: info, in: pod, root: treeRoot, from: caller, callerUnknown: callerUnknown,
         treeID: treeID, tree: sharedTree($0), events: &events, released: &released)
     }
     withExtendedLifetime(released) {}
@@ -279,7 +289,7 @@ final class PodEngine {
   func sharedTree(_ access: SharedAccess<EngineState>) -> SharedTree {
     SharedTree(
       runningBuilds: access.state.runningBuilds, isWatched: !access.state.watchers.isEmpty,
-      gate: threadBuildGate)
+      words: treeWords)
   }
 
   /// `finish` in a shared section of the tree's lock, where it can decide alone: nil once
@@ -294,7 +304,7 @@ final class PodEngine {
     let finished =
       state.withShared {
         EngineState.sharedFinish(
-          &frame, entry: &entry, caller: caller, root: sharedRoot, tree: sharedTree($0),
+          &frame, entry: &entry, caller: caller, root: treeRoot, tree: sharedTree($0),
           events: &events, released: &released)
       } ?? false
     withExtendedLifetime(released) {}

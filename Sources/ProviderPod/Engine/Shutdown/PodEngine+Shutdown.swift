@@ -98,7 +98,7 @@ extension PodEngine {
     let pod = self.pod
     return state.withShared {
       EngineState.sharedShutdown(
-        of: pod, root: sharedRoot, progress: progress, tree: sharedTree($0),
+        of: pod, root: treeRoot, progress: progress, tree: sharedTree($0),
         cleanups: runningCleanups, events: &events, released: &released)
     }
   }

@@ -6,10 +6,12 @@
 /// that already has storage runs code specialised here, with the type at hand: a request's
 /// pod, which fills one of each, costs about 900 instructions less.
 ///
-/// Never written: a root pod's first insert finds the storage shared and copies it, and a
-/// child pod copies it as it is made (see `PodRecord.init`), so threads share only the
-/// immutable template.
-enum EmptyTables {
-  static let slots = UncheckedSendable(value: [ProviderKey: Slot](minimumCapacity: 4))
-  static let scopeMembers = UncheckedSendable(value: [ScopeKey: [Slot]](minimumCapacity: 2))
+/// One set per thread, kept in the thread's record (`ThreadRecord.emptyTables`), made by its
+/// first pod: a copy retains the template's storage and the copy releases it, and a template
+/// shared by every thread was a cache line that every request on every core wrote. Never
+/// written otherwise: a root pod's first insert finds the storage shared and copies it, and a
+/// child pod copies it as it is made (see `PodRecord.init`).
+final class EmptyTables {
+  let slots = [ProviderKey: Slot](minimumCapacity: 4)
+  let scopeMembers = [ScopeKey: [Slot]](minimumCapacity: 2)
 }

@@ -28,7 +28,7 @@ extension EngineState {
     }
     let slot = Slot(info, in: pod)
     // A request's child pod holds a few slots: room for them at once, not by three regrowths.
-    if pod.slots.capacity == 0 { pod.slots = EmptyTables.slots.value }
+    if pod.slots.capacity == 0 { pod.slots = ThreadRecord.current.emptyTables.slots }
     pod.slots[info.key] = slot
     if let family = info.family { pod.familySlots[family.key, default: []].insert(info.key) }
     return slot

@@ -31,9 +31,17 @@ final class PodRecord {
   /// one of them is built and cached here rather than shared with the parent.
   let ownedScopes: [ScopeKey]
   let observer: (any PodObserver)?
-  /// The tree's shared words: its table of published instances, which slots of this pod
-  /// publish to and take themselves out of (see `SharedReads.swift`).
-  let gate: ThreadBuildGate
+  /// The tree's shared words, for a root: its table of published instances, which slots of
+  /// the tree's pods publish to and take themselves out of (see `SharedReads.swift`). Nil for
+  /// a child, which reaches it through its parent (`gate`): a reference of its own would be
+  /// written as each request's pod is made and let go of, by every request on every core.
+  let rootGate: ThreadBuildGate?
+  /// The tree's shared words (the root's `rootGate`).
+  var gate: ThreadBuildGate {
+    var record = self
+    while let parent = record.parent { record = parent }
+    return record.rootGate!
+  }
   /// `observer != nil`, kept as a flag: testing the existential copies it.
   let hasObserver: Bool
   /// The pod, for reporting events to its observer and for builders that ask for it. The
@@ -91,7 +99,7 @@ final class PodRecord {
   /// A root pod's record.
   init(observer: (any PodObserver)?) {
     parent = nil
-    gate = ThreadBuildGate.make()
+    rootGate = ThreadBuildGate.make()
     depth = 0
     ownedScopes = []
     self.observer = observer
@@ -103,7 +111,7 @@ final class PodRecord {
   /// pod is made from the app's record, and every other retain of it is a write to the app
   /// record's reference count, which every request on every core writes.
   init(parent: consuming PodRecord, ownedScopes: [ScopeKey], observer: (any PodObserver)?) {
-    gate = parent.gate
+    rootGate = nil
     depth = parent.depth + 1
     self.parent = consume parent
     self.ownedScopes = ownedScopes
@@ -114,10 +122,11 @@ final class PodRecord {
     // its first insert, under the tree's lock that the app's pod and every other request
     // wait on: the slot table of any child (a resolve through it links or builds there), and
     // the scope lists of one that owns scopes (what it builds in them is listed).
-    slots = EmptyTables.slots.value
+    let tables = ThreadRecord.current.emptyTables
+    slots = tables.slots
     Self.copyStorage(of: &slots, probing: ProviderKey(address: 0))
     if let owned = ownedScopes.first {
-      scopeMembers = EmptyTables.scopeMembers.value
+      scopeMembers = tables.scopeMembers
       Self.copyStorage(of: &scopeMembers, probing: owned)
     }
   }
@@ -210,7 +219,7 @@ final class PodRecord {
       return
     }
     slot.memberIndex = 0
-    if scopeMembers.capacity == 0 { scopeMembers = EmptyTables.scopeMembers.value }
+    if scopeMembers.capacity == 0 { scopeMembers = ThreadRecord.current.emptyTables.scopeMembers }
     scopeMembers[scope] = [slot]
   }
 

@@ -57,7 +57,7 @@ extension PodEngine {
   /// nil, the read closed, when none is published.
   @inline(__always)
   func publishedValue(of info: ProviderInfo) -> PublishedRead? {
-    guard let found = pp_read_open(threadBuildGate.words, pod.address, info.key.address) else {
+    guard let found = pp_read_open(treeWords, pod.address, info.key.address) else {
       pp_read_close()
       return nil
     }
