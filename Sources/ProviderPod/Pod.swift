@@ -76,25 +76,24 @@ public final class Pod: Sendable {
     // `children` is user code: walk the scope tree before any lock is taken.
     var owned: [ScopeKey] = []
     for scope in scopes { ScopeInfo.addOwnedSubtree(of: scope, to: &owned) }
+    let records = overrides.map(\.record)
     // Made inside a test's isolation of `parent`: a child of the test's pod, so that what it
     // shares lives there and not in the pod other tests use. Apart from the usual path, which
-    // copies `parent` once, to keep it: the parent is borrowed, and so is its engine, since
-    // every other copy is a write to the app pod's reference count (slow to change, the pod
-    // being weakly referenced) that every request on every core makes.
+    // copies the borrowed `parent` once, to keep it: every other copy is a write to the app
+    // pod's reference count (slow to change, the pod being weakly referenced) that every
+    // request on every core makes.
     if Pod.isolationsRunning {
       let isolated = parent.isolatedPodOrSelf()
       self.parent = isolated
       engine = PodEngine(
-        parent: isolated.engine, ownedScopes: owned, overrides: overrides.map(\.record),
-        observer: observer)
+        parent: isolated.engine, ownedScopes: owned, overrides: records, observer: observer)
     } else {
       self.parent = copy parent
       engine = PodEngine(
-        parent: parent.engine, ownedScopes: owned, overrides: overrides.map(\.record),
-        observer: observer)
+        parent: parent.engine, ownedScopes: owned, overrides: records, observer: observer)
     }
     engine.pod.owner = self
-    engine.reportOverridden(overrides.map(\.record))
+    engine.reportOverridden(records)
   }
 
   deinit {
