@@ -12,15 +12,33 @@ import ProviderPod
 /// that goes before they do, and end; some leave a value in thread-specific storage whose
 /// deinit resolves through the global pod while the thread is being torn down, after or before
 /// the pod's own record of the thread is freed. Dispatch's and the task pool's threads do the
-/// same work and live on. Another thread flips the root's override and clears a scope.
+/// same work and live on. Another thread flips the root's override and clears a scope. Each
+/// thread also makes a request pod of the app's, built from the app's config, and hands it on:
+/// a later thread lets go of it, after the thread that made it (and copied its first tables
+/// from that thread's own) has ended.
 enum ThreadEnds {
   static let report = Report(scenario: "thread-ends")
   static let configs = Ledger("config", exact: false, report: report)
   static let farewells = Ledger("farewell", exact: false, report: report)
+  static let sessions = Ledger("session", exact: false, report: report)
 
   struct ConfigScope: ProviderScope {}
+  struct RequestScope: ProviderScope {}
 
   final class Config: Tracked, @unchecked Sendable {}
+  final class Session: Tracked, @unchecked Sendable {
+    let config: Config
+    init(config: Config) {
+      self.config = config
+      super.init(sessions)
+    }
+  }
+
+  /// Request pods whose threads may have ended; the oldest goes when a new one comes.
+  static let handedOn = Locked<[Pod]>([])
+  static let session = Provider(
+    scope: RequestScope(), name: "session", onDiscard: { $0.discarded() }
+  ) { context in Session(config: context.resolve(config)) }
 
   /// Left in thread-specific storage; resolves through the global pod when the thread ends.
   final class Farewell: Tracked, @unchecked Sendable {
@@ -103,8 +121,9 @@ enum ThreadEnds {
       }
       report.add(operations: operations)
     }
+    handedOn.withLock { $0 = [] }
     app.withLock { $0 = nil }
-    await settle([configs, farewells])
+    await settle([configs, farewells, sessions])
   }
 
   private static func change(_ which: Int) {
@@ -121,6 +140,17 @@ enum ThreadEnds {
       let value = app.resolve(chain)
       report.check(value == 5, "chain resolved to \(value), not 5")
       _ = app.resolve(config)
+      // A clear of the config scope may discard a session at any time, so what is checked
+      // is the sessions' ledger: each disposed of once, and every one by the end.
+      let request = Pod(parent: app, scopes: [RequestScope()])
+      _ = request.resolve(session)
+      // Let go of by whichever thread hands on the ninth pod after it, usually once this
+      // thread has ended; it resolves through the pod first.
+      let oldest = handedOn.withLock { pods -> Pod? in
+        pods.append(request)
+        return pods.count > 8 ? pods.removeFirst() : nil
+      }
+      if let oldest { _ = oldest.resolve(session) }
     }
     do {
       // A pod of the thread's own, gone before the thread is: its frames stay as spares.

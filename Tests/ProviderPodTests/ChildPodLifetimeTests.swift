@@ -191,4 +191,39 @@ struct ChildPodLifetimeTests {
     #expect(parent.invariantViolations == [])
     #expect(parent.slotCount == 1)
   }
+
+  // A pod's first tables are copied from empty ones its thread keeps, which go when the
+  // thread ends: what the pod copied must be its own by then.
+  @Test("pods made on threads that have ended work on, and go once each, with their instances")
+  func podsOutliveTheThreadsThatMadeThem() {
+    let log = DisposalLog()
+    let shared = Provider(name: "shared", onDiscard: log.record) { _ in
+      Instance("shared", serial: 0)
+    }
+    let step = Provider(scope: StepScope(), name: "step", onDiscard: log.record) { context in
+      Instance("step", serial: 0, dependencies: [context.resolve(shared)])
+    }
+    let made = Shared<[(root: Pod, child: Pod)]>([])
+    onThreadsUntilTheyEnd(4) { _ in
+      let root = Pod()
+      let child = Pod(parent: root, scopes: [StepScope()])
+      made.withLock { $0.append((root, child)) }
+    }
+    var pods = made.withLock { $0 }
+    made.withLock { $0 = [] }
+    for (root, child) in pods {
+      let first = child.resolve(step)
+      #expect(child.resolve(step) === first)
+      #expect(first.dependencies.first === root.resolve(shared))
+      #expect(root.invariantViolations == [])
+    }
+    #expect(log.take() == [])
+    // Each pair goes on this thread: the child's step first, then the root's shared instance.
+    var remaining = pods
+    pods = []
+    while !remaining.isEmpty {
+      remaining.removeLast()
+      #expect(log.take() == ["step#0", "shared#0"])
+    }
+  }
 }
