@@ -38,7 +38,7 @@ extension EngineState {
   /// `step` for a resolve through `pod` or from one of its builds, in a shared section: the
   /// cached instance (the pod's own, or the root's for a build of the pod), or a frame for a
   /// build of an instance in a scope the pod owns. Nil where `step` must decide. `root` is the
-  /// tree's root, given rather than read from `pod.parent` (see `PodEngine.sharedRoot`).
+  /// tree's root, given rather than read from `pod.parent` (see `PodEngine.treeRoot`).
   static func sharedStep(
     for provider: ProviderInfo, in pod: PodRecord, root: PodRecord, from caller: Frame?,
     callerUnknown: Bool, treeID: ObjectIdentifier, tree: SharedTree,
