@@ -35,6 +35,17 @@ let requestHandler = Provider(scope: RequestScope()) { pod in
   RequestHandler(pod.resolve(repository), pod.resolve(mailer))
 }
 
+/// The first resolve of a singleton built from two others, in a pod of its own: the path an
+/// uncached resolve takes through the library (`Benchmarks/resolve-path`).
+let appHandler = Provider { pod in
+  RequestHandler(pod.resolve(repository), pod.resolve(mailer))
+}
+
+@inline(never)
+func firstResolve(in pod: Pod) -> Int {
+  pod.resolve(appHandler).first.value
+}
+
 @inline(never)
 func handleRequest(in app: Pod) -> Int {
   let requestPod = Pod(parent: app, scopes: [RequestScope()])
@@ -59,8 +70,16 @@ switch workload {
 case "request": operation = { handleRequest(in: app) }
 case "cached": operation = { cachedResolve(in: app) }
 case "cached-child": operation = { cachedResolve(in: child) }
+case "uncached":
+  // A pod each, made and kept outside the operation: only the resolve is measured.
+  let pods = (0..<4).map { _ in Pod() }
+  var next = 0
+  operation = {
+    defer { next += 1 }
+    return firstResolve(in: pods[next])
+  }
 default:
-  print("SharedWrites: no workload \(workload); there are request, cached, cached-child")
+  print("SharedWrites: no workload \(workload); there are request, cached, cached-child, uncached")
   exit(2)
 }
 // Warm: the app's instances, the pods' tables and the thread's spare frames exist already,

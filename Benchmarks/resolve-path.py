@@ -1,0 +1,71 @@
+# gdb script for Benchmarks/resolve-path: follows the calls one uncached resolve of the
+# SharedWrites probe makes into the library, between the probe's two markers, and reports which
+# source files of `Sources/ProviderPod` it enters and how often: a hop is a call from a function
+# in one file to a function in another. Every function of the library gets a breakpoint,
+# enabled only between the markers.
+import gdb
+from collections import Counter, OrderedDict
+
+trace = []
+
+
+def file_of(frame):
+    try:
+        sal = frame.find_sal()
+        return sal.symtab.filename if sal and sal.symtab else None
+    except (gdb.error, RuntimeError):
+        return None
+
+
+class Entry(gdb.Breakpoint):
+    def stop(self):
+        frame = gdb.newest_frame()
+        callee = file_of(frame)
+        caller = file_of(frame.older()) if frame.older() else None
+        if callee and "Sources/ProviderPod/" in callee:
+            trace.append((caller, callee, frame.name()))
+        return False
+
+
+entries = []
+with open(SYMBOLS) as names:
+    for name in names:
+        try:
+            entry = Entry("'%s'" % name.strip(), internal=True)
+            entry.enabled = False
+            entries.append(entry)
+        except (gdb.error, RuntimeError):
+            pass
+
+
+class Begins(gdb.Breakpoint):
+    def stop(self):
+        for entry in entries:
+            entry.enabled = True
+        return False
+
+
+def short(path):
+    return path.split("Sources/ProviderPod/")[-1] if path else "(outside)"
+
+
+class Ends(gdb.Breakpoint):
+    def stop(self):
+        hops = [(short(a), short(b)) for a, b, _ in trace if short(a) != short(b)]
+        entered = Counter(b for _, b in hops)
+        order = OrderedDict()
+        for _, b in hops:
+            order.setdefault(b, 0)
+        print("resolve-path: %d calls into the library, %d hops between files, %d files"
+              % (len(trace), len(hops), len(order)))
+        for name in order:
+            print("%4d  %s" % (entered[name], name))
+        print("sequence: " + " -> ".join(b for _, b in hops))
+        for entry in entries:
+            entry.enabled = False
+        return False
+
+
+Begins(BEGINS, internal=True)
+Ends(ENDS, internal=True)
+gdb.execute("run")
