@@ -28,6 +28,14 @@ private func holdSharedMadeAtRunTime(in holder: Holder) -> Int {
 }
 
 private let threadedSingleton = Provider { _ in Service() }
+
+/// A cached value with no reference in it: copying it out writes no reference count, so a
+/// cached resolve of it shows what the pod itself shares between threads.
+struct Limits: Sendable {
+  let requests: Int
+  let ratio: Double
+}
+private let threadedLimits = Provider { _ in Limits(requests: 100, ratio: 0.5) }
 private let threadedAlwaysNew = Provider(scope: AlwaysCreateNewScope()) { _ in Service() }
 
 /// Workload 11's request in Swinject from several threads at once: a child container resolves
@@ -121,6 +129,12 @@ func threadScalingCases() -> [ThreadCase] {
       chunk: 256
     ) {
       loop { app.resolve(threadedSingleton).value }
+    },
+    ThreadCase(
+      title: "ProviderPod, cached resolve of a struct with no reference in it, app's pod",
+      library: "ProviderPod", chunk: 256
+    ) {
+      loop { app.resolve(threadedLimits).requests }
     },
     ThreadCase(
       title: "ProviderPod, cached resolve through a per-thread child pod",

@@ -57,6 +57,18 @@ func cachedResolve(in pod: Pod) -> Int {
   pod.resolve(repository).value
 }
 
+/// A cached value with no reference in it.
+struct Limits: Sendable {
+  let requests: Int
+  let ratio: Double
+}
+let limits = Provider { _ in Limits(requests: 100, ratio: 0.5) }
+
+@inline(never)
+func cachedValueResolve(in pod: Pod) -> Int {
+  pod.resolve(limits).requests
+}
+
 // The markers gdb stops at; they write a global so that the calls stay.
 nonisolated(unsafe) var marks = 0
 @inline(never) func operationBegins() { marks &+= 1 }
@@ -70,6 +82,7 @@ switch workload {
 case "request": operation = { handleRequest(in: app) }
 case "cached": operation = { cachedResolve(in: app) }
 case "cached-child": operation = { cachedResolve(in: child) }
+case "cached-value": operation = { cachedValueResolve(in: app) }
 case "uncached":
   // A pod each, made and kept outside the operation: only the resolve is measured.
   let pods = (0..<4).map { _ in Pod() }
@@ -79,7 +92,7 @@ case "uncached":
     return firstResolve(in: pods[next])
   }
 default:
-  print("SharedWrites: no workload \(workload); there are request, cached, cached-child, uncached")
+  print("SharedWrites: no workload \(workload); there are request, cached, cached-child, cached-value, uncached")
   exit(2)
 }
 // Warm: the app's instances, the pods' tables and the thread's spare frames exist already,

@@ -71,6 +71,9 @@ extension PodEngine {
 /// to a copy retained and released it once more: four writes of a reference count that every
 /// thread reading the same instance writes, where handing out a strong reference needs two.
 ///
+/// A value kept in a box (a struct, or an instance with a hook) is copied out of the box
+/// borrowed, so a read of a value with no reference in it writes nothing at all.
+///
 /// The copy's retain stays inside the read: `pp_read_close` is a call the optimiser cannot see
 /// into, which may release the instance as far as it knows, so no retain of it is moved past
 /// the call; and the resolves that read (`Pod.resolve` and the like) are not inlinable, so the
@@ -91,7 +94,9 @@ struct PublishedRead: ~Copyable {
     // The instance is a `Value` (its entry was made only from a class instance of one, see
     // `CacheEntry.make`); the copy made of it here is the caller's reference.
     if bits & 1 != 0 { return unsafeBitCast(found, to: Value.self) }
-    return Unmanaged<ValueBox>.fromOpaque(found).takeUnretainedValue().value(as: type)
+    // The box is borrowed, not retained: the open read keeps it, and a retain would write the
+    // box's reference count, which every thread reading the value writes.
+    return Unmanaged<ValueBox>.fromOpaque(found)._withUnsafeGuaranteedRef { $0.value(as: type) }
   }
 
   deinit { pp_read_close() }
