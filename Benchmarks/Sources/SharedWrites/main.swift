@@ -92,7 +92,9 @@ case "uncached":
     return firstResolve(in: pods[next])
   }
 default:
-  print("SharedWrites: no workload \(workload); there are request, cached, cached-child, cached-value, uncached")
+  print(
+    "SharedWrites: no workload \(workload);"
+      + " there are request, cached, cached-child, cached-value, uncached")
   exit(2)
 }
 // Warm: the app's instances, the pods' tables and the thread's spare frames exist already,
