@@ -9,11 +9,11 @@ import ProviderPod
 
 /// Request pods and their children that outlive what made them: short-lived threads make a
 /// request pod of the app's pod kept in a global, and sometimes a child of it, use them or not,
-/// hand them on and end. Other threads use them for the first time or again, release them,
-/// shut some down, and keep the contexts of what they built past the pods. The app's pod in
-/// the global is replaced by a new one now and then, while its requests live on, and is
-/// cleared and overridden meanwhile; async resolves through requests and their children run
-/// beside all of it. Whatever the pods build is disposed of once, and nothing is left alive:
+/// hand them on and end. Other threads use them for the first time or again (a request and its
+/// child on several threads at once), release them, shut some down, and keep the contexts of
+/// what they built past the pods. The app's pod in the global is replaced by a new one now
+/// and then, while its requests live on, and is cleared and overridden meanwhile; async
+/// resolves through requests and their children run beside all of it. Whatever the pods build is disposed of once, and nothing is left alive:
 /// a request's handler keeps its context, which keeps the request's tables, so a shut-down
 /// request's record that held on to its handler's cleanup kept the handler for good.
 enum OrphanedRequests {
@@ -155,6 +155,17 @@ enum OrphanedRequests {
         _ = context.resolve(handler)
       }
       return 1
+    }
+    if choice >= 13 {
+      // A request with a child, used here while it stays handed on: other threads use the same
+      // pods at once. Never one without a child, which another thread may be shutting down.
+      let shared = handedOn.withLock { requests in
+        requests.isEmpty ? nil : requests[choice % requests.count]
+      }
+      guard let shared, let child = shared.child else { return 0 }
+      checkStep(of: child, in: shared.pod)
+      checkHandler(of: shared.pod, child: child)
+      return 2
     }
     guard let request = handedOn.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
       sched_yield()
