@@ -30,6 +30,7 @@ let allScenarios: [Scenario] = [
   CrowdedBuilds.scenario,
   IsolatedPods.scenario,
   ShutdownRace.scenario,
+  OrphanedRequests.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing

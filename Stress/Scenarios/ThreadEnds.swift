@@ -10,8 +10,8 @@ import ProviderPod
 /// Threads that end holding idle frames: short-lived threads run lock-free always-new chains
 /// (so they keep spare frames), in the app's pod kept in a global and in a pod of their own
 /// that goes before they do, and end; some leave a value in thread-specific storage whose
-/// deinit resolves through the global pod while the thread is being torn down, after or before
-/// the pod's own record of the thread is freed. Dispatch's and the task pool's threads do the
+/// deinit resolves through the global pod, and through a request pod it makes of it, while the
+/// thread is being torn down, after or before the pod's own record of the thread is freed. Dispatch's and the task pool's threads do the
 /// same work and live on. Another thread flips the root's override and clears a scope. Each
 /// thread also makes a request pod of the app's, built from the app's config, and hands it on:
 /// a later thread lets go of it, after the thread that made it (and copied its first tables
@@ -48,6 +48,10 @@ enum ThreadEnds {
       let value = app.resolve(chain)
       report.check(value == 5, "chain resolved to \(value) while a thread ended, not 5")
       _ = app.resolve(config)
+      // A request pod made once the pod's record of the thread may be gone: its first tables
+      // come from empty ones of a record made again for the rest of the teardown.
+      let request = Pod(parent: app, scopes: [RequestScope()])
+      _ = request.resolve(session)
     }
   }
 

@@ -5,7 +5,10 @@ final class ShutdownProgress: Sendable {
   private let state = Locked(State())
 
   private struct State {
-    var plan = CleanupPlan()
+    /// What the report needs of each step of the plan. Not the plan itself: its cleanups hold
+    /// the instances, and the pods keep this for good (`PodRecord.shutdown`), so an instance
+    /// that keeps its build's context (which keeps its pod's tables) would keep itself alive.
+    var steps: [Step] = []
     var status: [Status] = []
     var failures: [PodShutdownError.Failure] = []
     /// Every cleanup has ended.
@@ -31,6 +34,11 @@ final class ShutdownProgress: Sendable {
     case waiting, running, ended
   }
 
+  private struct Step {
+    let provider: String
+    let hasCleanup: Bool
+  }
+
   private struct Waiter {
     let continuation: CheckedContinuation<Void, Never>
     /// Waits for the first call to return, rather than for the cleanups to end.
@@ -39,7 +47,7 @@ final class ShutdownProgress: Sendable {
 
   func prepare(_ plan: CleanupPlan) {
     state.withLock {
-      $0.plan = plan
+      $0.steps = plan.steps.map { Step(provider: $0.provider, hasCleanup: $0.cleanup != nil) }
       $0.status = [Status](repeating: .waiting, count: plan.steps.count)
     }
   }
@@ -52,7 +60,7 @@ final class ShutdownProgress: Sendable {
     state.withLock {
       $0.status[step] = .ended
       if let error {
-        $0.failures.append(.init(provider: $0.plan.steps[step].provider, error: error))
+        $0.failures.append(.init(provider: $0.steps[step].provider, error: error))
       }
     }
   }
@@ -98,8 +106,8 @@ final class ShutdownProgress: Sendable {
       state.returned = true
       var unfinished: [String] = []
       for (step, status) in state.status.enumerated()
-      where status != .ended && state.plan.steps[step].cleanup != nil {
-        unfinished.append(state.plan.steps[step].provider)
+      where status != .ended && state.steps[step].hasCleanup {
+        unfinished.append(state.steps[step].provider)
       }
       let report =
         state.failures.isEmpty && unfinished.isEmpty
