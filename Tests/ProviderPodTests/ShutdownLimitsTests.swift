@@ -128,9 +128,14 @@ struct ShutdownLimitsTests {
     ) { _ in
       log.built("database")
     }
+    // Slow to close, so that the database's cleanup, started later in a task of its own,
+    // would end first if it did not wait for the session's.
     let session = Provider(
       scope: FlowScope(), name: "session",
-      onDiscard: { (session: Resource) in await session.close(log: log) }
+      onDiscard: { (session: Resource) in
+        for _ in 0..<10_000 { await Task.yield() }
+        await session.close(log: log)
+      }
     ) { pod in
       log.built("session", from: [pod.resolve(database)])
     }

@@ -108,17 +108,22 @@ extension PodEngine {
       withExtendedLifetime(released) {}
       return
     }
-    let (released, wakeUps, listed) = state.withLock {
+    let (released, wakeUps, earlier, listed) = state.withLock {
       let released = $0.release(pod)
+      // The app's pod let go of: its async hooks wait for the cleanups its tree still runs,
+      // which may use its instances (a request's pod let go of just before). Read before its
+      // own task is listed, in the section that discarded, as a shutdown reads them. Nothing
+      // of the tree can shut down any more, so none of those can be waiting for this one.
+      let earlier = pod.parent == nil ? runningCleanups.awaited(byShutdownOf: pod) : []
       let result = (
-        released, $0.endWatchers(of: pod),
+        released, $0.endWatchers(of: pod), earlier,
         listTask(for: released.disposals, onMainActor: false, disposedIn: [pod])
       )
       $0.checkInvariantsInDebugBuilds()
       return result
     }
     for wakeUp in wakeUps { wakeUp() }
-    runDisposals(released.disposals, onMainActor: false, listed: listed)
+    runDisposals(released.disposals, onMainActor: false, listed: listed, after: earlier)
     withExtendedLifetime(released) {}
   }
 }

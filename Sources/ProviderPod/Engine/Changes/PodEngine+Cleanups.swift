@@ -9,16 +9,20 @@ extension PodEngine {
   /// something built from it may still be using it. Nobody awaits that task but a later
   /// shutdown of the tree, and what the hooks throw goes nowhere: there is no caller left to
   /// tell. `listed` is the task's place among the tree's running cleanups, taken by
-  /// `listTask` in the section that discarded the instances.
+  /// `listTask` in the section that discarded the instances; the task first awaits `earlier`,
+  /// cleanups started before it that may still use the instances it disposes of.
   @inline(__always)
-  func runDisposals(_ entries: [CacheEntry], onMainActor: Bool, listed: ListedCleanup?) {
+  func runDisposals(
+    _ entries: [CacheEntry], onMainActor: Bool, listed: ListedCleanup?,
+    after earlier: [Completion] = []
+  ) {
     // A request's pod going away disposes of nothing, most of the time.
     guard !entries.isEmpty else { return }
-    runAnyDisposals(entries, onMainActor: onMainActor, listed: listed)
+    runAnyDisposals(entries, onMainActor: onMainActor, listed: listed, after: earlier)
   }
 
   private func runAnyDisposals(
-    _ entries: [CacheEntry], onMainActor: Bool, listed: ListedCleanup?
+    _ entries: [CacheEntry], onMainActor: Bool, listed: ListedCleanup?, after earlier: [Completion]
   ) {
     var firstAsync = 0
     while firstAsync < entries.count, runsNow(entries[firstAsync], onMainActor: onMainActor) {
@@ -34,6 +38,7 @@ extension PodEngine {
     let pending = entries[firstAsync...].compactMap(\.cleanup)
     let task = listed ?? ListedCleanup(listingIn: cleanups, disposingIn: [pod])
     Task {
+      for done in earlier { await done.wait() }
       await EnclosingCleanups.within([task.done]) {
         for cleanup in pending { try? await cleanup.run() }
       }
