@@ -85,7 +85,7 @@ extension EngineState {
         if var entry = consume entry {
           entry.dependencies = dependencies
           _ = removeEntry(of: homeSlot, released: &released)
-          if homeSlot.isPublished { homeSlot.unpublish() }
+          if homeSlot.isPublished { homeSlot.unpublish(in: threadBuildGate.words) }
           homeSlot.entry = entry
           if slot.info.family == nil { homeSlot.isKept = true }
           // Singletons are never cleared, so they need no membership.

@@ -213,7 +213,7 @@ extension EngineState {
       // resolve: that look cost every first resolve of a provider a second trip through the
       // lock (a request's pod took it seven times, now six).
       if caller == nil, !reporting, slot.pod.isAlive, !slot.info.valueIsOutcome {
-        slot.publish()
+        slot.publish(in: threadBuildGate.words)
       }
       return .cached(held)
     }

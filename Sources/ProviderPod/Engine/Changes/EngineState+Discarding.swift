@@ -108,7 +108,7 @@ extension EngineState {
     var hasDisposals = false
     for slot in pod.slots.values {
       // Nothing may read the instances after this; the slots keep them until after the lock.
-      if slot.isPublished { slot.unpublish() }
+      if slot.isPublished { slot.unpublish(in: threadBuildGate.words) }
       // "Built from" both ways within the pod would keep its slots alive in a cycle, and every
       // slot goes: the counts within the pod are dropped whole, so dropping a build's counts
       // on a slot already visited finds nothing, and one not yet visited is emptied anyway.

@@ -120,7 +120,7 @@ extension EngineState {
   /// dependents, so discarding the ancestor's instance empties the link too. The one place a
   /// link is made.
   func link(_ link: Slot, to target: Slot) {
-    if link.isPublished { link.unpublish() }
+    if link.isPublished { link.unpublish(in: threadBuildGate.words) }
     link.entry = target.entry
     link.linkTarget = target
     addDependent(link, on: target)
@@ -146,7 +146,7 @@ extension EngineState {
   mutating func removeEntry(of slot: Slot, released: inout [AnyObject]) -> CacheEntry? {
     // Before the entry is read: with a call between the read and the write, the entry would be
     // copied (three retains and releases) rather than moved out.
-    if slot.isPublished { slot.unpublish() }
+    if slot.isPublished { slot.unpublish(in: threadBuildGate.words) }
     guard let entry = slot.entry else { return nil }
     slot.entry = nil
     // Most discarded instances are leaves of no scope list (a clear took the list whole),

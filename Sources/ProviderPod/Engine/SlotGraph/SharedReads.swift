@@ -22,18 +22,17 @@ internal import CProviderPod
 ///   file's header gives the memory ordering argument.
 /// Nothing outside this file turns a published pointer into a reference.
 extension Slot {
-  /// Publishes the slot's instance for reads without the lock. Under the tree's lock; only a
-  /// value the pod keeps alive (not a weak one).
+  /// Publishes the slot's instance for reads without the lock, in the table of the tree's
+  /// `words`. Under the tree's lock; only a value the pod keeps alive (not a weak one).
   @inline(never)
-  func publish() {
+  func publish(in words: UnsafeMutablePointer<pp_tree_words>) {
     guard !isPublished, let held = heldStrongValue else { return }
     // The table tags an instance in its address's lowest bit, which an Objective-C tagged
     // pointer (a small `NSNumber` or `NSString` on Darwin) may already use: such a value is
     // read under the lock.
     if held.isValue, UInt(bitPattern: ObjectIdentifier(held.reference)) & 1 != 0 { return }
     let retained = Unmanaged.passRetained(held.reference).toOpaque()
-    pp_publish(
-      pod.gate.words, pod.address, info.key.address, held.isValue ? retained + 1 : retained)
+    pp_publish(words, pod.address, info.key.address, held.isValue ? retained + 1 : retained)
     isPublished = true
   }
 
@@ -41,9 +40,9 @@ extension Slot {
   /// line: the discard loops that call it for the few published slots among many ran about 160
   /// instructions slower per discarded instance with it inlined.
   @inline(never)
-  func unpublish() {
+  func unpublish(in words: UnsafeMutablePointer<pp_tree_words>) {
     isPublished = false
-    _ = pp_unpublish(pod.gate.words, pod.address, info.key.address)
+    _ = pp_unpublish(words, pod.address, info.key.address)
   }
 }
 
