@@ -89,11 +89,23 @@ public final class Pod: Sendable {
         parent: isolated.engine, ownedScopes: owned, overrides: records, observer: observer)
     } else {
       self.parent = copy parent
-      engine = PodEngine(
-        parent: parent.engine, ownedScopes: owned, overrides: records, observer: observer)
+      engine = Pod.childEngine(
+        of: parent, ownedScopes: owned, overrides: records, observer: observer)
     }
     engine.pod.owner = self
     engine.reportOverridden(records)
+  }
+
+  /// A child's engine, made from its parent's in a function of its own: made inline from the
+  /// borrowed parent of `init(parent:)`, its engine was retained and released, a write to a
+  /// reference count that every request on every core shares.
+  @inline(never)
+  private static func childEngine(
+    of parent: Pod, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
+    observer: (any PodObserver)?
+  ) -> PodEngine {
+    PodEngine(
+      parent: parent.engine, ownedScopes: ownedScopes, overrides: overrides, observer: observer)
   }
 
   deinit {
