@@ -85,8 +85,8 @@ public final class Pod: Sendable {
     if Pod.isolationsRunning {
       let isolated = parent.isolatedPodOrSelf()
       self.parent = isolated
-      engine = PodEngine(
-        parent: isolated.engine, ownedScopes: owned, overrides: records, observer: observer)
+      engine = Pod.childEngine(
+        of: isolated, ownedScopes: owned, overrides: records, observer: observer)
     } else {
       self.parent = copy parent
       engine = Pod.childEngine(

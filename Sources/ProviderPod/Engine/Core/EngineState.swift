@@ -44,7 +44,7 @@ struct EngineState {
 
   init(root: PodRecord) {
     self.root = root
-    self.threadBuildGate = root.gate
+    self.threadBuildGate = root.rootGate!
     noteRootOverrides()
   }
 

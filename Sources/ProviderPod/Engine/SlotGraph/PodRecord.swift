@@ -33,15 +33,10 @@ final class PodRecord {
   let observer: (any PodObserver)?
   /// The tree's shared words, for a root: its table of published instances, which slots of
   /// the tree's pods publish to and take themselves out of (see `SharedReads.swift`). Nil for
-  /// a child, which reaches it through its parent (`gate`): a reference of its own would be
-  /// written as each request's pod is made and let go of, by every request on every core.
+  /// a child, whose tree reaches them through its root (`EngineState.threadBuildGate`,
+  /// `PodEngine.treeWords`): a reference of its own would be written as each request's pod is
+  /// made and let go of, by every request on every core.
   let rootGate: ThreadBuildGate?
-  /// The tree's shared words (the root's `rootGate`).
-  var gate: ThreadBuildGate {
-    var record = self
-    while let parent = record.parent { record = parent }
-    return record.rootGate!
-  }
   /// `observer != nil`, kept as a flag: testing the existential copies it.
   let hasObserver: Bool
   /// The pod, for reporting events to its observer and for builders that ask for it. The

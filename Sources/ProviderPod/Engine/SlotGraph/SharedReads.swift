@@ -117,7 +117,7 @@ extension EngineState {
     for pod in pods {
       for slot in pod.slots.values where slot.isPublished {
         published += 1
-        let found = pp_published_value(root.gate.words, pod.address, slot.info.key.address)
+        let found = pp_published_value(threadBuildGate.words, pod.address, slot.info.key.address)
         guard let held = slot.heldStrongValue, let found else {
           problems.append("\(slot.info.name): published without a value the pod keeps")
           continue
@@ -128,7 +128,7 @@ extension EngineState {
         }
       }
     }
-    if published != pp_published_count(root.gate.words) {
+    if published != pp_published_count(threadBuildGate.words) {
       problems.append("the published instances are not those of the slots that say so")
     }
     return problems
