@@ -67,6 +67,8 @@ extension PodEngine {
       // A context kept past its build: resolve as the pod would from here.
       let current = currentFrame()
       return try await resolve(provider, from: current === caller ? nil : current)
+    case .borrowed:
+      preconditionFailure("ProviderPod: a shared section's read reached an async resolve")
     case .wait:
       // Only a synchronous build is waited for, and an async provider has none.
       preconditionFailure("ProviderPod: \(provider.name) is being built synchronously")

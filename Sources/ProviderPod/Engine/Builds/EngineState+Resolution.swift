@@ -4,6 +4,9 @@ import Dispatch
 enum ResolveStep: Sendable {
   case cached(HeldValue)
   case cachedObject(UncheckedSendable<AnyObject>)
+  /// The root's cached instance, found by a request pod's build in a shared section that stays
+  /// open until the value is copied out (see `SectionRead`). Only `sharedStep` returns it.
+  case borrowed(UnretainedValue)
   /// Another thread is building this instance: wait for it, then look again.
   case wait(DispatchGroup, waitID: Int?)
   /// Another task is building this async instance: wait for its result.

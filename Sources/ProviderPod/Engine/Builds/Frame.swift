@@ -362,3 +362,14 @@ struct RunningFrames: Sequence {
 
   func makeIterator() -> Iterator { Iterator(upcoming: first) }
 }
+
+extension Frame {
+  /// Lists `slot` among the build's dependencies, taking the caller's reference.
+  @inline(__always)
+  func addDependency(_ slot: consuming Slot) {
+    // Room for a few at once: the list is handed to the cached instance, so every build starts
+    // with none, and growing one by one allocated twice for two dependencies.
+    if dependencies.capacity == 0 { dependencies.reserveCapacity(4) }
+    dependencies.append(slot)
+  }
+}

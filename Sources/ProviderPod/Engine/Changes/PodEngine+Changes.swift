@@ -98,8 +98,9 @@ extension PodEngine {
       let (released, listed) = state.withShared({
         access -> (EngineState.ReleasedPod, ListedCleanup?)? in
         guard
-          let released = EngineState.sharedRelease(
-            pod, root: treeRoot, tree: sharedTree(access))
+          let released = withTreeRoot({ root in
+            EngineState.sharedRelease(pod, root: root, tree: sharedTree(access))
+          })
         else { return nil }
         return (released, listTask(for: released.disposals, onMainActor: false, disposedIn: [pod]))
       })

@@ -101,12 +101,11 @@ extension EngineState {
           return nil
         }
         let target = existing.linkTarget ?? existing
-        if let owner {
-          guard recordShared(on: target, by: owner, in: pod, root: root, tree: tree) else {
-            return nil
-          }
-        }
         events?.append(reused(existing, of: target))
+        if let owner {
+          guard recordShared(handingOver: target, by: owner, in: pod, root: root, tree: tree)
+          else { return nil }
+        }
         return .cached(held)
       }
     }
@@ -117,27 +116,34 @@ extension EngineState {
     }
     // Shared from the root: read from a build, with no link here (as `step` does).
     guard existing == nil, let owner, let target = root.slots[provider.key],
-      target.build == nil, let held = target.heldStrongValue,
-      shallowestShadowing(target, from: pod, below: root) == nil,
-      recordShared(on: target, by: owner, in: pod, root: root, tree: tree)
+      target.build == nil, let found = target.unretainedValue,
+      shallowestShadowing(target, from: pod, below: root) == nil
     else { return nil }
+    // An observed pod's events are reported after the section: its value is taken out
+    // retained, as the exclusive side does.
+    let held = events == nil ? nil : target.heldStrongValue
     events?.append(reused(target, of: target))
-    return .cached(held)
+    guard recordShared(handingOver: target, by: owner, in: pod, root: root, tree: tree) else {
+      return nil
+    }
+    if let held { return .cached(held) }
+    return .borrowed(found)
   }
 
   /// Records that `owner` (a running build of `pod`) depends on `slot`, in `pod` or the root,
-  /// as `recordDependency` does. False, recording nothing, for a root slot whose record the
-  /// exclusive side must make.
+  /// as `recordDependency` does, the caller's reference to `slot` becoming the build's. False,
+  /// recording nothing, for a root slot whose record the exclusive side must make.
   private static func recordShared(
-    on slot: Slot, by owner: Frame, in pod: PodRecord, root: PodRecord, tree: SharedTree
+    handingOver slot: consuming Slot, by owner: Frame, in pod: PodRecord, root: PodRecord,
+    tree: SharedTree
   ) -> Bool {
     if slot.pod === pod {
-      recordDependency(on: slot, from: owner)
+      recordDependency(handingOver: slot, from: owner)
       return true
     }
     guard slot.pod === root else { return false }
     pp_crossing_lock(tree.words)
-    recordDependency(on: slot, from: owner)
+    recordDependency(handingOver: slot, from: owner)
     pp_crossing_unlock(tree.words)
     return true
   }
@@ -199,15 +205,16 @@ extension EngineState {
     slot.build = nil
     var dependencies: [Slot] = []
     swap(&dependencies, &frame.dependencies)
-    var cached = entry.take()!
-    cached.dependencies = dependencies
+    // Completed where it is and moved into the slot: a copy would retain its scope, which
+    // every request shares.
+    entry!.dependencies = dependencies
     if events != nil {
       events!.append(
         ReportedEvent(
-          pod: pod, event: .built(provider: slot.info.name, scope: cached.scope.name)))
-      captiveDependencies(of: cached, cachedIn: slot, events: &events!)
+          pod: pod, event: .built(provider: slot.info.name, scope: entry!.scope.name)))
+      captiveDependencies(of: entry!, cachedIn: slot, events: &events!)
     }
-    slot.entry = cached
+    slot.entry = entry.take()
     slot.isKept = true
     if let memberScope { pod.addMember(slot, of: memberScope) }
     recordDependency(on: slot, from: caller)
@@ -313,11 +320,12 @@ extension EngineState {
       if let target = slot.linkTarget {
         guard target.pod === root, target.isKept else { return nil }
       } else if slot.entry != nil {
-        // Read where it is: a copy of the entry would retain its scope, which every request
-        // shares.
-        for dependency in slot.entry!.dependencies where dependency.pod !== pod {
-          guard dependency.pod === root, dependency.isKept else { return nil }
+        // Read where it is: a copy of the entry would retain its scope, and a loop over the
+        // list each app slot in it, which every request shares.
+        let builtFromRoot = slot.entry!.dependencies.allLent { dependency in
+          dependency.pod === pod || (dependency.pod === root && dependency.isKept)
         }
+        guard builtFromRoot else { return nil }
         if slot.entry!.hasDisposal { hasDisposals = true }
       }
     }
@@ -334,9 +342,11 @@ extension EngineState {
     for slot in pod.slots.values {
       if let target = slot.linkTarget {
         _ = target.dependents.removeOne(slot)
-      } else if let dependencies = slot.entry?.dependencies {
-        for dependency in dependencies where dependency.pod !== pod {
-          _ = dependency.dependents.removeOne(slot)
+      } else if slot.entry != nil {
+        // Lent by the list, as `detachable` reads it.
+        _ = slot.entry!.dependencies.allLent { dependency in
+          if dependency.pod !== pod { _ = dependency.dependents.removeOne(slot) }
+          return true
         }
       }
     }

@@ -19,9 +19,11 @@ internal import CProviderPod
 ///
 /// **Unsafe code here, and the invariant it relies on.** The lock and the state live behind
 /// pointers this class allocates and frees; nobody else sees them, and `withLock` and
-/// `withShared` are the only ways in. A shared section reads the state in place through
-/// `SharedAccess` (an address, not a copy) and never writes it: only `withLock` hands out the
-/// state `inout`, and no `withLock` section runs beside a shared one. The types listed at the
+/// `withShared` (or `openShared`, the same section for a caller that ends it itself after
+/// copying out a value it found there) are the only ways in. A shared section reads the state
+/// in place through `SharedAccess` (an address, not a copy) and never writes it: only
+/// `withLock` hands out the state `inout`, and no `withLock` section runs beside a shared one.
+/// The types listed at the
 /// end are declared `@unchecked Sendable` here, and nowhere else, because the compiler cannot
 /// see what makes them safe: each field of theirs is either immutable once the object is
 /// shared, or read and written only while holding their tree's lock (one `Locked<EngineState>`
@@ -125,10 +127,24 @@ final class Locked<State>: @unchecked Sendable {
   /// lists what a shared section may write of it, and under which smaller lock.
   @inline(__always)
   func withShared<Result>(_ body: (SharedAccess<State>) -> Result?) -> Result? {
-    guard let sharedSections, pp_shared_enter(sharedSections) else { return nil }
-    defer { pp_shared_exit() }
-    return body(SharedAccess(pointer: state))
+    guard let access = openShared() else { return nil }
+    defer { closeShared() }
+    return body(access)
   }
+
+  /// Enters a shared section, as `withShared` does, for a caller that may leave it open past
+  /// its own return: one that found a cached value ends it once the value is copied out (see
+  /// `SectionRead`), and any other with `closeShared()`. Nil, entering nothing, as for
+  /// `withShared`.
+  @inline(__always)
+  func openShared() -> SharedAccess<State>? {
+    guard let sharedSections, pp_shared_enter(sharedSections) else { return nil }
+    return SharedAccess(pointer: state)
+  }
+
+  /// Ends the thread's shared section, opened with `openShared()`.
+  @inline(__always)
+  func closeShared() { pp_shared_exit() }
 }
 
 /// The state as a shared section reads it: in place, through an address, since a copy of the
@@ -163,6 +179,9 @@ extension PodEngine: @unchecked Sendable {}
 /// A reference to a cached value or its box, taken under the lock and handed to the caller
 /// that resolved it; the boxes are immutable (a value, a hook, a weak reference).
 extension HeldValue: @unchecked Sendable {}
+/// An address read in a shared section and copied from on the same thread before the section
+/// ends (see `SectionRead`); it never reaches another thread.
+extension UnretainedValue: @unchecked Sendable {}
 /// Immutable: a replacement builder and what the pod needs to key it. Non-final, so the
 /// compiler cannot check it; the typed subclasses add one immutable, `@Sendable` closure.
 extension OverrideRecord: @unchecked Sendable {}

@@ -4,10 +4,12 @@ internal import CProviderPod
 /// lock) and its observer. The public ``Pod`` and the ``BuildContext`` its builders receive
 /// both drive the same engine; a context keeps the engine alive, never the pod.
 ///
-/// **Unsafe code here, and the invariant it relies on.** `treeWords` is the address of the
-/// tree's shared words, in the root's `ThreadBuildGate`: the root's record holds the gate for
-/// as long as it lives, and every engine holds the root's record (`treeRoot`), so the address
-/// stays valid for every use through the engine. Nothing else here is unsafe.
+/// **Unsafe code here, and the invariant it relies on.** `treeRoot`, the root's record, is
+/// held unowned: the engine holds its own record (`pod`), which is the root's or holds its
+/// parent's, and so on up to the root's, each through a `let`; so the root's record outlives
+/// every engine of the tree. `treeWords` is the address of the tree's shared words, in the
+/// root's `ThreadBuildGate`: the root's record holds the gate for as long as it lives, so the
+/// address stays valid for every use through the engine. Nothing else here is unsafe.
 final class PodEngine {
   /// The state of the whole tree of pods, shared with the parent and the children.
   let state: Locked<EngineState>
@@ -28,10 +30,12 @@ final class PodEngine {
   /// The tree's root record: the app's, for a request pod. A request pod's shared sections
   /// take it as an argument: read from `pod.parent` in them, it was retained and released, a
   /// write to a reference count that every request on every core shares, where a constant of
-  /// the engine is passed on without one. It also keeps the tree's gate alive (`treeWords`).
-  let treeRoot: PodRecord
+  /// the engine is passed on without one. Unretained, since `pod` keeps it (see the header):
+  /// a child's engine retained it as it was made and released it as it went, two more writes;
+  /// and lent to each use (`withTreeRoot`), since a reference read out of it is retained.
+  private let treeRoot: Unmanaged<PodRecord>
   /// The tree's (see `ThreadBuildGate`), through its root.
-  var threadBuildGate: ThreadBuildGate { treeRoot.rootGate! }
+  var threadBuildGate: ThreadBuildGate { withTreeRoot { $0.rootGate! } }
   /// The tree's shared words, in its gate: what cached reads and shared sections use. An
   /// address rather than a reference, which a child's engine would write as it is made and
   /// let go of (see the header for why the address stays valid).
@@ -52,7 +56,7 @@ final class PodEngine {
     givenSettings = settings
     pod = PodRecord(observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
-    treeRoot = pod
+    treeRoot = .passUnretained(pod)
     let state = EngineState(root: pod)
     treeWords = state.threadBuildGate.words
     self.state = Locked(state, sharedSections: treeWords)
@@ -92,6 +96,12 @@ final class PodEngine {
       $0.join(pod)
       return pod.isAlive
     }
+  }
+
+  /// Runs `body` with the tree's root record, lent without a retain (see the header).
+  @inline(__always)
+  func withTreeRoot<Result>(_ body: (PodRecord) -> Result) -> Result {
+    treeRoot._withUnsafeGuaranteedRef(body)
   }
 
   /// Frames of every pod in the tree carry this, to be found on the thread that runs them:
@@ -141,6 +151,8 @@ final class PodEngine {
     switch prepare(provider.info, from: caller, callerUnknown: callerUnknown) {
     case .cached(let held):
       return held.value(as: Value.self)
+    case .borrowed(let found):
+      return SectionRead(found).value(as: Value.self)
     case .cachedObject(let object):
       // A throwing provider's entry holds its success's instance; any other entry was made
       // from a `Value`, so the cast back cannot fail.
@@ -155,6 +167,8 @@ final class PodEngine {
   /// have its metadata looked up on every resolve.
   private enum Prepared {
     case cached(HeldValue)
+    /// Read in a shared section that is still open: `SectionRead` copies it and ends it.
+    case borrowed(UnretainedValue)
     case cachedObject(UncheckedSendable<AnyObject>)
     case build(Frame, override: OverrideRecord?, caller: Frame?)
   }
@@ -198,6 +212,8 @@ final class PodEngine {
         return .build(frame, override: override, caller: caller)
       case .joinAsync:
         preconditionFailure("ProviderPod: \(info.name) is being built asynchronously")
+      case .borrowed:
+        preconditionFailure("ProviderPod: an exclusive section returned a shared section's read")
       case .callerFinished:
         let current = currentFrame()
         caller = current === caller ? nil : current
@@ -213,11 +229,18 @@ final class PodEngine {
     var released: [AnyObject] = []
     // Nil unless observed: an unobserved request pays nothing for an empty list.
     var events: [ReportedEvent]? = reporting ? [] : nil
-    let step = state.withShared {
+    guard let access = state.openShared() else { return nil }
+    let step = withTreeRoot { root in
       EngineState.sharedStep(
-        for: info, in: pod, root: treeRoot, from: caller, callerUnknown: callerUnknown,
-        treeID: treeID, tree: sharedTree($0), events: &events, released: &released)
+        for: info, in: pod, root: root, from: caller, callerUnknown: callerUnknown,
+        treeID: treeID, tree: sharedTree(access), events: &events, released: &released)
     }
+    // Left open for the caller's copy, having let go of nothing.
+    if case .borrowed(let found) = step {
+      assert(released.isEmpty, "a shared read let go of something inside its section")
+      return .borrowed(found)
+    }
+    state.closeShared()
     withExtendedLifetime(released) {}
     switch step {
     case .cached(let held):
@@ -302,10 +325,12 @@ final class PodEngine {
     var entry = entry
     var released: [AnyObject] = []
     let finished =
-      state.withShared {
-        EngineState.sharedFinish(
-          &frame, entry: &entry, caller: caller, root: treeRoot, tree: sharedTree($0),
-          events: &events, released: &released)
+      state.withShared { access in
+        withTreeRoot { root in
+          EngineState.sharedFinish(
+            &frame, entry: &entry, caller: caller, root: root, tree: sharedTree(access),
+            events: &events, released: &released)
+        }
       } ?? false
     withExtendedLifetime(released) {}
     return finished ? nil : .some(entry)

@@ -96,10 +96,12 @@ extension PodEngine {
   ) -> EngineState.ShutdownStart? {
     guard runsSharedSections else { return nil }
     let pod = self.pod
-    return state.withShared {
-      EngineState.sharedShutdown(
-        of: pod, root: treeRoot, progress: progress, tree: sharedTree($0),
-        cleanups: runningCleanups, events: &events, released: &released)
+    return state.withShared { access in
+      withTreeRoot { root in
+        EngineState.sharedShutdown(
+          of: pod, root: root, progress: progress, tree: sharedTree(access),
+          cleanups: runningCleanups, events: &events, released: &released)
+      }
     }
   }
 }

@@ -79,15 +79,30 @@ extension EngineState {
   }
 
   static func recordDependency(on slot: Slot, from caller: Frame?) {
-    guard let owner = caller?.owner, owner.phase == .running, let dependent = owner.slot
-    else { return }
-    guard slot.recordedBy != owner.serial else { return }
+    guard let owner = recorder(of: slot, from: caller) else { return }
+    addDependent(owner.slot!, on: slot)
+    owner.addDependency(slot)
+  }
+
+  /// `recordDependency` where the caller's reference to `slot` becomes the one the build's
+  /// list keeps: a copy of an app slot's reference, and the release of the caller's, are two
+  /// writes that every request on every core shares.
+  static func recordDependency(handingOver slot: consuming Slot, from caller: Frame?) {
+    guard let owner = recorder(of: slot, from: caller) else { return }
+    addDependent(owner.slot!, on: slot)
+    owner.addDependency(slot)
+  }
+
+  /// The build that records a dependency on `slot` from `caller`, with `slot` marked as
+  /// recorded by it; nil where none does (no build, one invalidated, or `slot` recorded by it
+  /// already).
+  @inline(__always)
+  private static func recorder(of slot: Slot, from caller: Frame?) -> Frame? {
+    guard let owner = caller?.owner, owner.phase == .running, owner.slot != nil,
+      slot.recordedBy != owner.serial
+    else { return nil }
     slot.recordedBy = owner.serial
-    // Room for a few at once: the list is handed to the cached instance, so every build starts
-    // with none, and growing one by one allocated twice for two dependencies.
-    if owner.dependencies.capacity == 0 { owner.dependencies.reserveCapacity(4) }
-    owner.dependencies.append(slot)
-    addDependent(dependent, on: slot)
+    return owner
   }
 
   /// Records that whatever `caller` is building depends on `provider` in `pod`, where the

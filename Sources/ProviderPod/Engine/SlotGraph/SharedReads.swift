@@ -21,6 +21,11 @@ internal import CProviderPod
 ///   unlocking when the writer retired anything): a read never retains a freed object. The C
 ///   file's header gives the memory ordering argument.
 /// Nothing outside this file turns a published pointer into a reference.
+///
+/// Two more reads here write no reference count that other requests share: a request pod's
+/// build that reads an app instance copies it out of a shared section left open for the copy
+/// (`SectionRead`, sound for the same reason); and a list of slots lends its elements to a
+/// loop (`forEachLent`), the list holding each for the whole call.
 extension Slot {
   /// Publishes the slot's instance for reads without the lock, in the table of the tree's
   /// `words`. Under the tree's lock; only a value the pod keeps alive (not a weak one).
@@ -90,15 +95,92 @@ struct PublishedRead: ~Copyable {
     discard self
     defer { pp_read_close() }
     let found = UnsafeMutableRawPointer(bitPattern: bits & ~1).unsafelyUnwrapped
-    // The instance is a `Value` (its entry was made only from a class instance of one, see
-    // `CacheEntry.make`); the copy made of it here is the caller's reference.
-    if bits & 1 != 0 { return unsafeBitCast(found, to: Value.self) }
-    // The box is borrowed, not retained: the open read keeps it, and a retain would write the
-    // box's reference count, which every thread reading the value writes.
-    return Unmanaged<ValueBox>.fromOpaque(found)._withUnsafeGuaranteedRef { $0.value(as: type) }
+    return copiedValue(at: found, isInstance: bits & 1 != 0, as: type)
   }
 
   deinit { pp_read_close() }
+}
+
+/// A cached instance of the root pod read by a request pod's build in a shared section of the
+/// tree's lock (`EngineState.sharedStep`), which stays open until the value is copied out: a
+/// retained reference handed out of the section, copied and released, wrote the instance's
+/// reference count twice more than the copy alone, on every request, on every core.
+///
+/// Sound for the reason a `PublishedRead` is: only an exclusive section changes the root's
+/// entries, and none runs beside an open shared section, so the instance outlives the copy;
+/// `pp_shared_exit` is as opaque to the optimiser as `pp_read_close`. Nothing runs between the
+/// step that found the value and the copy (no user code, no other section on the thread), and
+/// that step let go of nothing, which it would have had to do inside the section.
+struct SectionRead: ~Copyable {
+  private let found: UnretainedValue
+
+  /// A read of `found`, which the thread's open shared section keeps alive.
+  init(_ found: UnretainedValue) { self.found = found }
+
+  /// The value, as the `Value` its entry was made from; ends the section.
+  @inline(__always)
+  consuming func value<Value>(as type: Value.Type) -> Value {
+    let found = self.found
+    discard self
+    defer { pp_shared_exit() }
+    return copiedValue(at: found.address, isInstance: found.isInstance, as: type)
+  }
+
+  deinit { pp_shared_exit() }
+}
+
+/// A slot's strong instance, or its box, by address, taken without a retain: valid only while
+/// the section that found it stays open (see `SectionRead`).
+struct UnretainedValue {
+  fileprivate let address: UnsafeMutableRawPointer
+  /// Whether `address` is the instance itself rather than its box.
+  fileprivate let isInstance: Bool
+}
+
+extension Slot {
+  /// The strong value the slot holds now, unretained; nil for none, or a weak one. Read in
+  /// place, as `heldStrongValue` is: a copy of the entry would retain all it holds.
+  var unretainedValue: UnretainedValue? {
+    switch entry?.kind {
+    case .object?:
+      UnretainedValue(address: Unmanaged.passUnretained(entry!.holder).toOpaque(), isInstance: true)
+    case .boxed?:
+      UnretainedValue(
+        address: Unmanaged.passUnretained(entry!.holder).toOpaque(), isInstance: false)
+    default: nil
+    }
+  }
+}
+
+/// The value at `address` (see `PublishedRead`): a copy of the instance, which is the caller's
+/// reference, or a copy out of its box, borrowed. The caller keeps the address alive.
+@inline(__always)
+private func copiedValue<Value>(
+  at address: UnsafeMutableRawPointer, isInstance: Bool, as type: Value.Type
+) -> Value {
+  // The instance is a `Value` (its entry was made only from a class instance of one, see
+  // `CacheEntry.make`).
+  if isInstance { return unsafeBitCast(address, to: Value.self) }
+  // The box is borrowed, not retained: a retain would write the box's reference count, which
+  // every thread reading the value writes.
+  return Unmanaged<ValueBox>.fromOpaque(address)._withUnsafeGuaranteedRef { $0.value(as: type) }
+}
+
+extension Array where Element == Slot {
+  /// Calls `body` with each slot until it returns false; false if it did. The slots are lent,
+  /// not retained: a request pod's loops over what its instances were built from retained
+  /// each app slot, a write every request on every core shares. The list holds each slot for
+  /// the whole call, and `body` must not change the list.
+  @inline(__always)
+  func allLent(_ body: (Slot) -> Bool) -> Bool {
+    withUnsafeBufferPointer { slots in
+      for index in slots.indices {
+        let going = Unmanaged.passUnretained(slots[index])._withUnsafeGuaranteedRef(body)
+        if !going { return false }
+      }
+      return true
+    }
+  }
 }
 
 /// Lets go of what this thread took out of the table of published instances, once no read can
