@@ -80,18 +80,23 @@ def report():
         type_of(address) or "" for address in by_object}))
     lines = []
     total = 0
+    objects = 0
     for address, writes_here in sorted(by_object.items(), key=lambda item: -len(item[1])):
         name = type_of(address)
         if name is None or "Empty" in name or "Frame" in name or address in own:
             continue
         total += len(writes_here)
+        objects += 1
         lines.append("%4d  %s" % (len(writes_here), names.get(name, name)))
         callers = defaultdict(int)
         for kind, caller in writes_here:
             callers[(kind, caller)] += 1
         for (kind, caller), count in sorted(callers.items(), key=lambda item: -item[1]):
             lines.append("        %d %s in %s" % (count, kind, names.get(caller, caller)[:110]))
-    print("shared-writes: %d reference-count writes on objects that outlive the operation" % total)
+    # On many cores what costs is a line moved between cores, so the objects count as much as
+    # the writes: a second write to an object the operation just wrote finds its line here.
+    print("shared-writes: %d reference-count writes on objects that outlive the operation,"
+          " %d objects" % (total, objects))
     print("\n".join(lines))
 
 
