@@ -38,6 +38,22 @@ struct Limits: Sendable {
 private let threadedLimits = Provider { _ in Limits(requests: 100, ratio: 0.5) }
 private let threadedAlwaysNew = Provider(scope: AlwaysCreateNewScope()) { _ in Service() }
 
+/// The app's two singletons of workload 11, made at run time and read with no lock at all.
+private let unlockedRepository = Service(value: CommandLine.arguments.count)
+private let unlockedMailer = Service(value: CommandLine.arguments.count + 1)
+
+/// A request by hand that shares nothing with other requests but the two singletons its
+/// handler keeps: their reference counts, written as each handler is made and let go of, are
+/// all that other threads' requests write too. What no library that hands out strong
+/// references to shared instances can go under.
+@inline(never)
+private func handleRequestSharingOnlySingletons() -> Int {
+  var requestInstances: [ObjectIdentifier: Any] = [:]
+  let handler = RequestHandler(unlockedRepository, unlockedMailer)
+  requestInstances[ObjectIdentifier(RequestHandler.self)] = handler
+  return (requestInstances[ObjectIdentifier(RequestHandler.self)] as! RequestHandler).first.value
+}
+
 /// Workload 11's request in Swinject from several threads at once: a child container resolves
 /// through the parent's, which Swinject allows only through a synchronized resolver (the lock
 /// is the parent's, shared by every child).
@@ -178,6 +194,13 @@ func threadScalingCases() -> [ThreadCase] {
       library: "Mutex dictionary", chunk: 64
     ) {
       loop { handleRequest(app: byHandApp) }
+    },
+    ThreadCase(
+      title:
+        "a request by hand sharing only the two app singletons its handler keeps (no lock: the floor)",
+      library: "floor", chunk: 64
+    ) {
+      loop { handleRequestSharingOnlySingletons() }
     },
     ThreadCase(title: "Swinject, cached, synchronized", library: "Swinject", chunk: 64) {
       loop { synchronized.value.resolve(Service.self)!.value }
