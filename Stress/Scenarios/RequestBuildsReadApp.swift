@@ -10,7 +10,8 @@ import ProviderPod
 /// Request pods on ten threads, sixteen threads in all, whose builds read the app's instances
 /// of every kind the pod stores differently (a class with no hook, a class with a hook, a
 /// struct holding a class, an existential holding either, a singleton built from a scoped
-/// one), one of them twice in the same build; while other threads clear those instances,
+/// one, a weakly cached class), one of them twice in the same build, some from a build that
+/// then fails; while other threads clear those instances,
 /// override them on the app's pod and take the overrides away, resolve an async instance of the
 /// app, release request pods made on other threads, and resolve through contexts kept past
 /// their builds. Some requests are observed, some have a child of their own that builds the
@@ -74,6 +75,21 @@ enum RequestBuildsReadApp {
   static let derivedProvider = Provider<Pair>(name: "app-derived") { context in
     Pair(context.resolve(pairProvider).part)
   }
+  /// Cached only while something outside the pod holds it: read under the exclusive lock.
+  static let weakProvider = Provider<Part>(scope: WeakScope(), name: "app-weak") { _ in
+    Part(parts)
+  }
+  struct Refused: Error {}
+  /// A request's build that reads the app's values and then fails half the time: what it was
+  /// built from goes with its failed build.
+  static let failingProvider = ThrowingProvider<Part>(
+    scope: RequestScope(), name: "request-failing"
+  ) { context in
+    let plain = context.resolve(plainProvider)
+    let pair = context.resolve(pairProvider)
+    if plain.serial % 2 == 1 { throw Refused() }
+    return pair.part
+  }
   static let asyncProvider = AsyncProvider<Part>(name: "app-async") { _ in
     await Task.yield()
     return Part(asyncs)
@@ -92,7 +108,11 @@ enum RequestBuildsReadApp {
     let parts: [any Intact] = [
       again, context.resolve(hookedProvider), context.resolve(pairProvider),
       context.resolve(existentialProvider), context.resolve(derivedProvider),
+      context.resolve(weakProvider),
     ]
+    if let part = try? context.resolve(failingProvider) {
+      report.check(part.isIntact, "a request's failing build read a broken struct")
+    }
     // Not from a request that is shut down: a shut-down pod builds nothing, and stops the
     // program that resolves through it.
     if plain.serial % 8 == 0, !Serving.shutsDown {
@@ -134,27 +154,34 @@ enum RequestBuildsReadApp {
   }
 
   private static func race(in pod: Pod, until deadline: Deadline) {
+    let served = Locked(0)
     onThreads(16) { index in
       var operations = 0
+      var requests = 0
       var random = FastRandom(seed: index + 101)
       while !deadline.hasPassed {
+        // Counted only when something was done: the hand-over threads often find nothing.
+        var did = true
         switch index {
         case 10: clear(pod, random.next(4))
         case 11: override(pod, random.next(6))
         case 12: resolveAsync(pod)
-        case 13: releaseHandedOver()
-        case 14: resolveThroughKeptContext()
+        case 13: did = releaseHandedOver()
+        case 14: did = resolveThroughKeptContext()
         case 15:
           // A change and a release at once, on one more thread than the others.
-          if random.next(2) == 0 { clear(pod, random.next(4)) } else { releaseHandedOver() }
+          if random.next(2) == 0 { clear(pod, random.next(4)) } else { did = releaseHandedOver() }
         default:
           let style = random.next(8)
           Serving.$shutsDown.withValue(style == 6) { serve(style) }
+          requests += 1
         }
-        operations += 1
+        if did { operations += 1 }
       }
       report.add(operations: operations)
+      served.withLock { $0 += requests }
     }
+    report.note("\(served.value) requests")
   }
 
   private static func serve(_ style: Int) {
@@ -247,25 +274,27 @@ enum RequestBuildsReadApp {
     done.wait()
   }
 
-  private static func releaseHandedOver() {
+  private static func releaseHandedOver() -> Bool {
     let taken = handedOver.withLock { list -> (Pod, Handler)? in list.popLast() }
     guard let (request, handler) = taken else {
       sched_yield()
-      return
+      return false
     }
     report.check(handler.isIntact, "a handed-over handler is broken")
     _ = request.resolve(hookedProvider)
+    return true
   }
 
-  private static func resolveThroughKeptContext() {
+  private static func resolveThroughKeptContext() -> Bool {
     let taken = keptContexts.withLock { list -> BuildContext? in list.popLast() }
     guard let context = taken else {
       sched_yield()
-      return
+      return false
     }
     report.check(context.resolve(plainProvider).isIntact, "a kept context read a broken class")
     report.check(context.resolve(pairProvider).isIntact, "a kept context read a broken struct")
     report.check(
       context.resolve(existentialProvider).isIntact, "a kept context read a broken existential")
+    return true
   }
 }
