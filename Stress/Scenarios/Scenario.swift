@@ -17,6 +17,7 @@ let allScenarios: [Scenario] = [
   ChildPods.scenario,
   LateJoiningChildren.scenario,
   RequestsBesideAppChanges.scenario,
+  RequestBuildsReadApp.scenario,
   WatchersAndAsync.scenario,
   ValueKinds.scenario,
   NestedThreadBuilds.scenario,

@@ -23,12 +23,11 @@ internal import CProviderPod
 /// copying out a value it found there) are the only ways in. A shared section reads the state
 /// in place through `SharedAccess` (an address, not a copy) and never writes it: only
 /// `withLock` hands out the state `inout`, and no `withLock` section runs beside a shared one.
-/// The types listed at the
-/// end are declared `@unchecked Sendable` here, and nowhere else, because the compiler cannot
-/// see what makes them safe: each field of theirs is either immutable once the object is
-/// shared, or read and written only while holding their tree's lock (one `Locked<EngineState>`
-/// per tree of pods), or, in a request pod's shared sections, the smaller lock
-/// `EngineState+SharedSections` names for it. The engine's methods that touch them run under
+/// The types listed at the end are declared `@unchecked Sendable` here, and nowhere else,
+/// because the compiler cannot see what makes them safe: each field of theirs is either
+/// immutable once the object is shared, or read and written only while holding their tree's
+/// lock (one `Locked<EngineState>` per tree of pods), or, in a request pod's shared sections,
+/// the smaller lock `EngineState+SharedSections` names for it. The engine's methods that touch them run under
 /// that lock (`EngineState`'s methods, and closures passed to `withLock` or `withShared`); user
 /// code never does. A new type claimed here must say which of its fields are which.
 ///

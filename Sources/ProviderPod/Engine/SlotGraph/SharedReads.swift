@@ -25,7 +25,7 @@ internal import CProviderPod
 /// Two more reads here write no reference count that other requests share: a request pod's
 /// build that reads an app instance copies it out of a shared section left open for the copy
 /// (`SectionRead`, sound for the same reason); and a list of slots lends its elements to a
-/// loop (`forEachLent`), the list holding each for the whole call.
+/// loop (`allLent`), the list holding each for the whole call.
 extension Slot {
   /// Publishes the slot's instance for reads without the lock, in the table of the tree's
   /// `words`. Under the tree's lock; only a value the pod keeps alive (not a weak one).
