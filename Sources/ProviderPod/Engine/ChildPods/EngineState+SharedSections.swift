@@ -127,6 +127,8 @@ extension EngineState {
       return nil
     }
     if let held { return .cached(held) }
+    // The section stays open until the caller has copied the value (`SectionRead`): nothing on
+    // this path may add to `released`, whose deinits would then run inside it.
     return .borrowed(found)
   }
 
