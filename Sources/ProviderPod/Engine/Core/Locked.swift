@@ -27,9 +27,10 @@ internal import CProviderPod
 /// because the compiler cannot see what makes them safe: each field of theirs is either
 /// immutable once the object is shared, or read and written only while holding their tree's
 /// lock (one `Locked<EngineState>` per tree of pods), or, in a request pod's shared sections,
-/// the smaller lock `EngineState+SharedSections` names for it. The engine's methods that touch them run under
-/// that lock (`EngineState`'s methods, and closures passed to `withLock` or `withShared`); user
-/// code never does. A new type claimed here must say which of its fields are which.
+/// the smaller lock `EngineState+SharedSections` names for it. The engine's methods that touch
+/// them run under that lock (`EngineState`'s methods, and closures passed to `withLock` or
+/// `withShared`); user code never does. A new type claimed here must say which of its fields
+/// are which.
 ///
 /// Not `Synchronization.Mutex`: that needs macOS 15 / iOS 18, a DI library has to run on the
 /// systems apps still support, and on Linux the thread sanitizer cannot see its locking.
