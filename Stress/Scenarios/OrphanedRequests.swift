@@ -176,17 +176,7 @@ enum OrphanedRequests {
     if choice == 1, request.child == nil {
       // A shutdown instead of a release; the handler's context is not kept, since a resolve
       // through a shut-down pod stops the program.
-      let done = DispatchSemaphore(value: 0)
-      let pod = request.pod
-      Task.detached {
-        do {
-          try await pod.shutdown()
-        } catch {
-          report.check(false, "a request's shutdown failed: \(error)")
-        }
-        done.signal()
-      }
-      done.wait()
+      request.pod.shutDownAndWait(report: report)
       return 3
     }
     if choice < 6 {

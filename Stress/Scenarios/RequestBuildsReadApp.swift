@@ -203,16 +203,7 @@ enum RequestBuildsReadApp {
       request.clearCachedInstances(forScope: RequestScope())
       check(request.resolve(handlerProvider), floor: floor)
     case 6:
-      let done = DispatchSemaphore(value: 0)
-      Task {
-        do {
-          try await request.shutdown()
-        } catch {
-          report.check(false, "a request's shutdown threw \(error)")
-        }
-        done.signal()
-      }
-      done.wait()
+      request.shutDownAndWait(report: report)
     default: break
     }
   }

@@ -1,4 +1,3 @@
-import Dispatch
 import ProviderPod
 
 #if canImport(Glibc)
@@ -186,17 +185,7 @@ enum RequestsBesideAppChanges {
     case 0: request.clearCachedInstances(forScope: RequestScope())
     case 1: _ = request.resolve(sessionProvider)
     case 3:
-      // As a server's middleware ends each request, from this thread's point of view.
-      let done = DispatchSemaphore(value: 0)
-      Task {
-        do {
-          try await request.shutdown()
-        } catch {
-          report.check(false, "a request's shutdown threw \(error)")
-        }
-        done.signal()
-      }
-      done.wait()
+      request.shutDownAndWait(report: report)
     default: break
     }
   }
