@@ -61,6 +61,8 @@ class Ends(gdb.Breakpoint):
         for name in order:
             print("%4d  %s" % (entered[name], name))
         print("sequence: " + " -> ".join(b for _, b in hops))
+        for a, b, name in trace:
+            print("call: %s -> %s  %s" % (short(a), short(b), name))
         for entry in entries:
             entry.enabled = False
         return False

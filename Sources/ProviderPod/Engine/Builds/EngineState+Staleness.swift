@@ -115,6 +115,7 @@ extension EngineState {
   @inline(__always)
   func isStale(_ frame: Frame) -> Bool { Self.isStale(frame) }
 
+  @inline(__always)
   static func isStale(_ frame: Frame) -> Bool {
     if frame.phase != .running { return frame.phase != .runningOnThread }
     guard let scope = frame.clearableScope, let pod = frame.slot?.pod else { return false }

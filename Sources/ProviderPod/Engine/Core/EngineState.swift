@@ -1,7 +1,7 @@
 /// Everything a tree of pods knows, guarded by one lock: each pod's tables (in its
 /// ``PodRecord``) and what builds share across the tree. This file holds the tree's own state;
-/// its operations are extensions by flow (`EngineState+Slots` for the slot graph,
-/// `EngineState+Resolution` and `+Finishing` for a build, `+Joining` for a child pod, `+Changes`,
+/// its operations are extensions by flow (`EngineState+Slots` and `+BuiltFrom` for the slot
+/// graph, `EngineState+Resolution` and `+Finishing` for a build, `+Joining` for a child pod, `+Changes`,
 /// `+Shutdown`, `+Watchers`), each in its folder. Every method here runs under that
 /// lock and never calls user code: values and records it lets go of are handed back in
 /// `released`, to be dropped once the lock is released (dropping one can run a deinit, which

@@ -1,6 +1,6 @@
-/// The slot graph's own operations: a pod's slots made, swept and pruned, the "built from"
-/// records between slots in both directions, the one function that links a child's slot to its
-/// ancestor's, and taking an instance out of its slot with everything recorded about it. They
+/// The slot graph's own operations on slots: a pod's slots made, swept and pruned, the one
+/// function that links a child's slot to its ancestor's, and taking an instance out of its slot
+/// with everything recorded about it ("built from" records are `EngineState+BuiltFrom`). They
 /// touch slots and pods only, under the tree's lock.
 extension EngineState {
   func slot(
@@ -57,11 +57,17 @@ extension EngineState {
   }
 
   /// Drops the slot once nothing is cached, built or recorded in it, unless the pod keeps it
-  /// (see `Slot`).
+  /// (see `Slot`). Most builds end with their slot kept or in use: that is decided where the
+  /// build ends, without a call.
+  @inline(__always)
   func pruneIfUnused(_ slot: Slot, released: inout [AnyObject]) {
+    guard !slot.isKept, slot.isUnused else { return }
+    Self.prune(slot, released: &released)
+  }
+
+  private static func prune(_ slot: Slot, released: inout [AnyObject]) {
     let pod = slot.pod
-    guard !slot.isKept, slot.isUnused, let index = pod.slots.index(forKey: slot.key),
-      pod.slots.values[index] === slot
+    guard let index = pod.slots.index(forKey: slot.key), pod.slots.values[index] === slot
     else { return }
     pod.slots.remove(at: index)
     if let family = slot.info.family {
@@ -69,65 +75,6 @@ extension EngineState {
       if pod.familySlots[family.key]?.isEmpty == true { pod.familySlots[family.key] = nil }
     }
     released.append(slot)
-  }
-
-  /// Records that whatever `caller` is building depends on `slot`'s provider. A build that
-  /// was invalidated records nothing more: its result will not be cached.
-  @inline(__always)
-  func recordDependency(on slot: Slot, from caller: Frame?) {
-    Self.recordDependency(on: slot, from: caller)
-  }
-
-  static func recordDependency(on slot: Slot, from caller: Frame?) {
-    guard let owner = recorder(of: slot, from: caller) else { return }
-    addDependent(owner.slot!, on: slot)
-    owner.addDependency(slot)
-  }
-
-  /// `recordDependency` where the caller's reference to `slot` becomes the one the build's
-  /// list keeps: a copy of an app slot's reference, and the release of the caller's, are two
-  /// writes that every request on every core shares.
-  static func recordDependency(handingOver slot: consuming Slot, from caller: Frame?) {
-    guard let owner = recorder(of: slot, from: caller) else { return }
-    addDependent(owner.slot!, on: slot)
-    owner.addDependency(slot)
-  }
-
-  /// The build that records a dependency on `slot` from `caller`, with `slot` marked as
-  /// recorded by it; nil where none does (no build, one invalidated, or `slot` recorded by it
-  /// already).
-  @inline(__always)
-  private static func recorder(of slot: Slot, from caller: Frame?) -> Frame? {
-    guard let owner = caller?.owner, owner.phase == .running, owner.slot != nil,
-      slot.recordedBy != owner.serial
-    else { return nil }
-    slot.recordedBy = owner.serial
-    return owner
-  }
-
-  /// Records that whatever `caller` is building depends on `provider` in `pod`, where the
-  /// provider may have no slot yet. The slot is made only when the dependency is recorded: a
-  /// build that was invalidated records nothing, and an empty slot made for it would stay,
-  /// since only the "built from" records it was meant to hold prune it. A pod that went away
-  /// gets no slot either (the slot would keep its record alive, and the record the slot): a
-  /// build depending on it there is not cached.
-  mutating func recordDependency(
-    on provider: ProviderInfo, in pod: PodRecord, from caller: Frame?,
-    released: inout [AnyObject]
-  ) {
-    guard let owner = caller?.owner, owner.phase == .running else { return }
-    guard pod.isAlive else {
-      owner.invalidate()
-      return
-    }
-    recordDependency(on: slot(for: provider, in: pod, released: &released), from: caller)
-  }
-
-  @inline(__always)
-  func addDependent(_ dependent: Slot, on slot: Slot) { Self.addDependent(dependent, on: slot) }
-
-  static func addDependent(_ dependent: Slot, on slot: Slot) {
-    slot.dependents.add(dependent)
   }
 
   /// Makes `link`, a child's slot, share `target`'s instance (an ancestor's): it holds a copy
@@ -139,19 +86,6 @@ extension EngineState {
     link.entry = target.entry
     link.linkTarget = target
     addDependent(link, on: target)
-  }
-
-  /// Forgets one "built from" link of `dependent` on `slot`.
-  func dropDependent(_ dependent: Slot, on slot: Slot, released: inout [AnyObject]) {
-    guard slot.dependents.removeOne(dependent) else { return }
-    if slot.dependents.isEmpty { pruneIfUnused(slot, released: &released) }
-  }
-
-  /// Forgets that `dependent` was built from each of `dependencies`.
-  func dropDependent(
-    _ dependent: Slot, from dependencies: [Slot], released: inout [AnyObject]
-  ) {
-    for slot in dependencies { dropDependent(dependent, on: slot, released: &released) }
   }
 
   /// Takes the slot's cached instance out, with its bookkeeping, and drops the links other
