@@ -15,17 +15,7 @@
 public final class Pod: Sendable {
   let engine: PodEngine
   /// The parent of a child pod, kept alive by its children.
-  public var parent: Pod? { parentLink?.pod }
-  /// Not a stored `Pod?`: for a property of its own type the compiler releases a chain of
-  /// pods in a loop, which retains and releases the parent once more and asks whether it is
-  /// uniquely held, three writes to the app pod's count where one is needed, by every
-  /// request's pod as it goes. A chain of pods let go of at once now releases its parents
-  /// recursively, a few short frames per pod: thousands deep on a thread's default stack.
-  private let parentLink: ParentLink?
-
-  private struct ParentLink {
-    let pod: Pod
-  }
+  public let parent: Pod?
 
   /// Creates a pod.
   ///
@@ -43,7 +33,7 @@ public final class Pod: Sendable {
 
   /// A root pod; a test's isolation makes one with settings of its own.
   init(overrides: [OverrideRecord], observer: (any PodObserver)?, settings: PodSettings?) {
-    parentLink = nil
+    parent = nil
     engine = PodEngine(overrides: overrides, observer: observer, settings: settings)
     engine.pod.owner = self
     engine.reportOverridden(overrides)
@@ -94,11 +84,11 @@ public final class Pod: Sendable {
     // request on every core makes.
     if Pod.isolationsRunning {
       let isolated = parent.isolatedPodOrSelf()
-      self.parentLink = ParentLink(pod: isolated)
+      self.parent = isolated
       engine = Pod.childEngine(
         of: isolated, ownedScopes: owned, overrides: records, observer: observer)
     } else {
-      self.parentLink = ParentLink(pod: copy parent)
+      self.parent = copy parent
       engine = Pod.childEngine(
         of: parent, ownedScopes: owned, overrides: records, observer: observer)
     }
