@@ -32,6 +32,7 @@ let allScenarios: [Scenario] = [
   IsolatedPods.scenario,
   ShutdownRace.scenario,
   OrphanedRequests.scenario,
+  DeepChains.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing

@@ -10,7 +10,12 @@
 /// at most two iterations at once, and a scenario whose third thread is the one that clears
 /// would then never race at all.
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-  let threads = (0..<count).map { index in startThread { body(index) } }
+  onThreads(count, stackSize: nil, body)
+}
+
+/// `onThreads` on threads with a stack of `stackSize` bytes (the system's default when nil).
+func onThreads(_ count: Int, stackSize: Int?, _ body: @escaping @Sendable (Int) -> Void) {
+  let threads = (0..<count).map { index in startThread(stackSize: stackSize) { body(index) } }
   for thread in threads { pthread_join(thread, nil) }
 }
 
@@ -19,15 +24,21 @@ private final class ThreadBody: @unchecked Sendable {
   init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }
 
-private func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+private func startThread(
+  stackSize: Int?, _ body: @escaping @Sendable () -> Void
+) -> pthread_t {
   let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
   #if canImport(Glibc)
     var thread = pthread_t()
   #else
     var thread: pthread_t?
   #endif
+  var attributes = pthread_attr_t()
+  pthread_attr_init(&attributes)
+  defer { pthread_attr_destroy(&attributes) }
+  if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
   let result = pthread_create(
-    &thread, nil,
+    &thread, &attributes,
     { raw in
       Unmanaged<ThreadBody>.fromOpaque(nonNil(raw)).takeRetainedValue().run()
       return nil
