@@ -5,7 +5,10 @@ import ProviderPod
 /// pods of the app's and clear its scope. Each pod keeps its parent alive, so letting go of
 /// the deepest releases the whole chain: released pod by pod from each one's deinit, a chain
 /// of 5,000 overflowed a 512 KB stack. The deepest pod is resolved through, which joins the
-/// whole chain to the tree, so each pod has work to do as it goes.
+/// whole chain to the tree and links the chain's instance in it; a clear on the other thread
+/// can take that link out, and its slot then holds the deepest pod's record, and with it every
+/// ancestor's, after the pods are gone: the records released one inside the other overflowed
+/// the stack of whichever thread let go of that slot last.
 enum DeepChains {
   static let report = Report(scenario: "deep-chains")
   static let configs = Ledger("config", exact: false, report: report)

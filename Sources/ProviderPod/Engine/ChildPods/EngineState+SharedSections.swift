@@ -56,7 +56,7 @@ extension EngineState {
     // An override of the request pod's own (the request's data, given with `withValue:`) is
     // built and cached in the pod, as an instance of a scope it owns is; one of the root's
     // applies to the pods below it too, and is the exclusive side's.
-    let applied = pod.override(for: provider)
+    let applied = pod.override(for: provider, childOf: root)
     if let applied, applied.pod !== pod || applied.record.family != nil { return nil }
     let override = applied?.record
     // The scope goes on as an argument, read from where it is a constant: bound to a local, it

@@ -6,7 +6,8 @@ internal import CProviderPod
 ///
 /// **Unsafe code here, and the invariant it relies on.** `treeRoot`, the root's record, is
 /// held unowned: the engine holds its own record (`pod`), which is the root's or holds its
-/// parent's, and so on up to the root's, each through a `let`; so the root's record outlives
+/// parent's, and so on up to the root's, each through a field that only the record's own
+/// `deinit` clears (`PodRecord.parent`); so the root's record outlives
 /// every engine of the tree. `treeWords` is the address of the tree's shared words, in the
 /// root's `ThreadBuildGate`: the root's record holds the gate for as long as it lives, so the
 /// address stays valid for every use through the engine. Nothing else here is unsafe.

@@ -3,19 +3,23 @@
 ///
 /// **Unsafe code here, and the invariant it relies on.** The mutable fields of `PodRecord` and
 /// of `Slot` are exempt from dynamic exclusivity checks (`@exclusivity(unchecked)`): a cached
-/// resolve reads `PodRecord.slots` and `Slot.entry`, and the checks cost it 84 of its 297 instructions (a
-/// new pod with 100 dependencies 11% more). Access is exclusive all the same, because every
+/// resolve reads `PodRecord.slots` and `Slot.entry`, and the checks cost it 84 of its 297
+/// instructions (a new pod with 100 dependencies 11% more). Access is exclusive all the same,
+/// because every
 /// field is read and written only while holding the tree's lock (one `Locked<EngineState>` per
 /// tree), by `EngineState`'s methods and by closures passed to `withLock`; none of them calls
 /// user code or hands out an `inout` access that outlives the call. A request pod's shared
 /// sections (`EngineState+SharedSections`), which never run beside a `withLock` section, write
 /// only their own pod's record and slots, under that pod's lock, and in the root pod only its
 /// list of children and its slots' `dependents` and `recordedBy`, under the tree's crossing
-/// lock; what else they read, only `withLock` sections write. Two fields are read
+/// lock; what else they read, only `withLock` sections write. Three fields are read
 /// without the lock: `PodRecord.owner`, written once, by the pod's initializer, before anything
-/// else can reach the record; and `PodRecord.isJoined`, read by the pod's own deinit, after
+/// else can reach the record; `PodRecord.isJoined`, read by the pod's own deinit, after
 /// every thread that could have written it (under the lock) has let go of the pod (see
-/// `PodEngine.shutDown`).
+/// `PodEngine.shutDown`); and `PodRecord.parent`, written by the initializer, before anything
+/// else can reach the record, and cleared only by a `deinit` holding the only reference to
+/// the record it clears (its own, or an ancestor's whose last reference it took over), when
+/// nothing else can read it.
 
 /// One pod's tables inside its tree's engine state: the pod's cached instances, overrides and
 /// scope bookkeeping, and where it sits among its parent and children.
@@ -25,7 +29,10 @@
 /// lock is what lets a discard in a parent reach what a child built from the parent's
 /// instance in the same step, and lets a child share its parent's build in progress.
 final class PodRecord {
-  let parent: PodRecord?
+  /// The parent pod's record; nil for a root. Written only by the initialiser and by a
+  /// record's `deinit`, which takes its parent out, and its parent's parent while it holds the
+  /// only reference, to let go of a chain of records in a loop (see `deinit`).
+  @exclusivity(unchecked) private(set) var parent: PodRecord?
   /// 0 for a root pod; a child is one deeper than its parent.
   let depth: Int
   /// The scopes this pod owns (given when it was made, and their descendants): a provider in
@@ -127,6 +134,21 @@ final class PodRecord {
     }
   }
 
+  /// Lets go of the parent's record, and of each ancestor's whose only reference it then
+  /// holds, one after the other: released from one another's `deinit`, a chain of records
+  /// thousands deep (pods made each from the one before) overflowed a small thread stack when
+  /// something other than the chain's pods let go of the deepest record last, such as the
+  /// slot a clear on another thread took out of it. A record so taken is released here with
+  /// its parent already taken out, so its own `deinit` finds none. The app's record, which
+  /// every request's record shares, is only read here (its uniqueness), never written, unless
+  /// this releases the last reference to it.
+  deinit {
+    var next = parent.take()
+    while var record = next.take(), isKnownUniquelyReferenced(&record) {
+      next = record.parent.take()
+    }
+  }
+
   /// Gives `table` storage of its own, copied from the storage it shares, leaving it empty.
   /// Through an access to `key`'s value, which makes the storage unique as an insert would,
   /// in code specialised for the table's types; `reserveCapacity` runs unspecialised and
@@ -168,6 +190,20 @@ final class PodRecord {
     // that no depth of nesting can exhaust a thread's stack.
     guard depth <= 32 else { return overrideWalkingUp(for: provider) }
     return parent?.override(for: provider)
+  }
+
+  /// `override(for:)` for a child of `root`, which the caller holds: the root is read from
+  /// the argument, where a read of `parent` retained and released it, three writes per request
+  /// to the app record's count that every request on every core makes.
+  @inline(__always)
+  func override(
+    for provider: ProviderInfo, childOf root: PodRecord
+  ) -> (record: OverrideRecord, pod: PodRecord)? {
+    if !overrides.isEmpty, let record = ownOverride(for: provider) { return (record, self) }
+    if !root.overrides.isEmpty, let record = root.ownOverride(for: provider) {
+      return (record, root)
+    }
+    return nil
   }
 
   /// `override(for:)` for the ancestors of a deeply nested pod, one at a time.
