@@ -14,12 +14,9 @@
 /// nested in the build exactly as if it went through the context.
 public final class Pod: Sendable {
   let engine: PodEngine
-  // A stored `Pod?` on purpose: the compiler releases a property of the class's own type in a
-  // loop, so a chain of pods let go of at once does not recurse (100,000 deep on a 512 KB
-  // stack). Kept in a struct, it saved each request's pod two writes to the app pod's count,
-  // and a chain of 5,000 overflowed that stack.
+
   /// The parent of a child pod, kept alive by its children.
-  public let parent: Pod?
+  public var parent: Pod? { engine.parentPod }
 
   /// Creates a pod.
   ///
@@ -37,7 +34,6 @@ public final class Pod: Sendable {
 
   /// A root pod; a test's isolation makes one with settings of its own.
   init(overrides: [OverrideRecord], observer: (any PodObserver)?, settings: PodSettings?) {
-    parent = nil
     engine = PodEngine(overrides: overrides, observer: observer, settings: settings)
     engine.pod.owner = self
     engine.reportOverridden(overrides)
@@ -88,13 +84,13 @@ public final class Pod: Sendable {
     // request on every core makes.
     if Pod.isolationsRunning {
       let isolated = parent.isolatedPodOrSelf()
-      self.parent = isolated
       engine = Pod.childEngine(
         of: isolated, ownedScopes: owned, overrides: records, observer: observer)
+      engine.parentPod = isolated
     } else {
-      self.parent = copy parent
       engine = Pod.childEngine(
         of: parent, ownedScopes: owned, overrides: records, observer: observer)
+      engine.parentPod = copy parent
     }
     engine.pod.owner = self
     engine.reportOverridden(records)
@@ -114,6 +110,15 @@ public final class Pod: Sendable {
 
   deinit {
     engine.shutDown()
+    // The parent goes after this pod has shut down, and with it each ancestor whose only
+    // reference this then holds, one after the other: a chain of pods thousands deep goes
+    // without a deinit running inside another's. The parent is moved out, not copied: a
+    // request's pod writes the app pod's count once as it goes, where the compiler's loop for
+    // a stored `Pod?` retained and released it once more.
+    var next = engine.parentPod.take()
+    while var pod = next.take(), isKnownUniquelyReferenced(&pod) {
+      next = pod.engine.parentPod.take()
+    }
   }
 
   /// Returns the provider's instance: the cached one if its scope has one, otherwise a new

@@ -10,7 +10,11 @@ internal import CProviderPod
 /// `deinit` clears (`PodRecord.parent`); so the root's record outlives
 /// every engine of the tree. `treeWords` is the address of the tree's shared words, in the
 /// root's `ThreadBuildGate`: the root's record holds the gate for as long as it lives, so the
-/// address stays valid for every use through the engine. Nothing else here is unsafe.
+/// address stays valid for every use through the engine. `parentPod` is exempt from dynamic
+/// exclusivity checks: it is written by the child `Pod`'s initializer, before the pod is
+/// shared, and taken out only by that pod's `deinit` (or by the `deinit` of a descendant
+/// holding the only reference to the pod), when nothing can read it; `Pod.parent` reads it
+/// through a live pod only. Nothing else here is unsafe.
 final class PodEngine {
   /// The state of the whole tree of pods, shared with the parent and the children.
   let state: Locked<EngineState>
@@ -44,6 +48,11 @@ final class PodEngine {
   /// The pod itself, for a builder that asks for it: its record's weak reference, set once
   /// before the engine is shared (one weak reference per pod, not two).
   var root: Pod? { pod.owner }
+  /// A child pod's parent `Pod`, which the child keeps alive (`Pod.parent`); nil for a root.
+  /// Kept here rather than in the `Pod`, so that the pod's `deinit` can move it out and let
+  /// go of a chain of pods one after the other (see `Pod.deinit`). Only the child `Pod`
+  /// writes it (see the header).
+  @exclusivity(unchecked) var parentPod: Pod?
   /// The clock and test settings, inherited by children; nil for the standard ones, so that
   /// an app's pod and its children (one per request, on a server) hold no reference for them.
   let givenSettings: PodSettings?
