@@ -5,10 +5,10 @@
 /// of `Slot` are exempt from dynamic exclusivity checks (`@exclusivity(unchecked)`): a cached
 /// resolve reads `PodRecord.slots` and `Slot.entry`, and the checks cost it 84 of its 297
 /// instructions (a new pod with 100 dependencies 11% more). Access is exclusive all the same,
-/// because every
-/// field is read and written only while holding the tree's lock (one `Locked<EngineState>` per
-/// tree), by `EngineState`'s methods and by closures passed to `withLock`; none of them calls
-/// user code or hands out an `inout` access that outlives the call. A request pod's shared
+/// because every field is read and written only while holding the tree's lock (one
+/// `Locked<EngineState>` per tree), by `EngineState`'s methods and by closures passed to
+/// `withLock`, but for the three named below; none of them calls user code or hands out an
+/// `inout` access that outlives the call. A request pod's shared
 /// sections (`EngineState+SharedSections`), which never run beside a `withLock` section, write
 /// only their own pod's record and slots, under that pod's lock, and in the root pod only its
 /// list of children and its slots' `dependents` and `recordedBy`, under the tree's crossing
