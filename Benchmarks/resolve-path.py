@@ -7,6 +7,9 @@ import gdb
 from collections import Counter, OrderedDict
 
 trace = []
+# The last call's function and call site: gdb sets two breakpoints, a few bytes apart, in some
+# functions (one per symbol naming it), which stop twice for one call; that call counts once.
+last_call = [None]
 
 
 def file_of(frame):
@@ -17,10 +20,29 @@ def file_of(frame):
         return None
 
 
+def function_file(frame):
+    try:
+        function = frame.function()
+        return function.symtab.filename if function and function.symtab else None
+    except (gdb.error, RuntimeError):
+        return None
+
+
 class Entry(gdb.Breakpoint):
     def stop(self):
+        # The breakpoint stops past the prologue, which can be inside code inlined into the
+        # function called: gdb's newest frame is then the inlined one, and the frame above it
+        # the function itself, which would hide the call (its file seen as its own caller).
+        # The callee is the function the call entered, its file the one it is written in.
         frame = gdb.newest_frame()
-        callee = file_of(frame)
+        while frame.type() == gdb.INLINE_FRAME and frame.older() is not None:
+            frame = frame.older()
+        older = frame.older()
+        call = (frame.name(), older.pc(), int(older.read_register("sp"))) if older else None
+        if call is not None and call == last_call[0]:
+            return False
+        last_call[0] = call
+        callee = function_file(frame)
         caller = file_of(frame.older()) if frame.older() else None
         if callee and "Sources/ProviderPod/" in callee:
             trace.append((caller, callee, frame.name()))
