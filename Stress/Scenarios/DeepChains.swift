@@ -1,14 +1,16 @@
 import ProviderPod
 
-/// Chains of pods thousands deep, each pod the child of the one before, made from the app's pod
-/// and let go of all at once on threads with a small stack, while other threads make request
-/// pods of the app's and clear its scope. Each pod keeps its parent alive, so letting go of
-/// the deepest releases the whole chain: released pod by pod from each one's deinit, a chain
-/// of 5,000 overflowed a 512 KB stack. The deepest pod is resolved through, which joins the
-/// whole chain to the tree and links the chain's instance in it; a clear on the other thread
-/// can take that link out, and its slot then holds the deepest pod's record, and with it every
-/// ancestor's, after the pods are gone: the records released one inside the other overflowed
-/// the stack of whichever thread let go of that slot last.
+/// Chains thousands long let go of at once on threads with a small stack (512 KB), beside a
+/// thread that clears the app's scope and makes request pods of the app's:
+/// - chains of pods, each the child of the one before, made from the app's pod. Each pod keeps
+///   its parent alive, so letting go of the deepest releases the chain: released from one
+///   another's deinit, a chain of 5,000 overflowed the stack. The deepest pod is resolved
+///   through, which joins the chain to the tree and links the chain's instance in it;
+/// - the same, with an instance sequence of the deepest pod kept past the chain: its engine
+///   keeps the pods' records, each holding its parent's, and they go after the pods, as they
+///   do when the clearing thread takes the link out and its slot goes last;
+/// - a request pod caching a chain of instances, each built from the one before, let go of:
+///   each instance holds the slot it was built from.
 enum DeepChains {
   static let report = Report(scenario: "deep-chains")
   static let configs = Ledger("config", exact: false, report: report)
@@ -28,12 +30,20 @@ enum DeepChains {
     return 1
   }
 
+  /// Member `n` built from member `n - 1`: a chain of instances in the pod that owns the scope.
+  static let link: ProviderFamily<Int, Int> = ProviderFamily(
+    scope: RequestScope(), name: "link"
+  ) { (context: BuildContext, n: Int) -> Int in
+    n == 0 ? 0 : context.resolve(DeepChains.link(n - 1)) + 1
+  }
+
   static let chainLength = 8_000
   static let stackSize = 512 << 10
 
   static let scenario = Scenario(
     name: "deep-chains",
-    summary: "chains of 8,000 pods let go of at once on 512 KB stacks, beside app clears",
+    summary:
+      "chains of 8,000 pods or instances let go of at once on 512 KB stacks, beside app clears",
     report: report, run: { duration, _ in await run(for: duration) })
 
   static func run(for duration: Duration) async {
@@ -45,7 +55,11 @@ enum DeepChains {
   private static func race(for duration: Duration) {
     let deadline = Deadline(after: duration)
     let app = Pod()
-    onThreads(3, stackSize: stackSize) { index in
+    onThreads(4, stackSize: stackSize) { index in
+      if index == 3 {
+        while !deadline.hasPassed { cacheChainOfInstances(in: app) }
+        return
+      }
       if index == 2 {
         while !deadline.hasPassed {
           app.clearCachedInstances(forScope: SessionScope())
@@ -55,13 +69,36 @@ enum DeepChains {
         }
         return
       }
-      while !deadline.hasPassed {
-        var deepest = Pod(parent: app, scopes: [RequestScope()])
-        for _ in 1..<chainLength { deepest = Pod(parent: deepest) }
-        // Built in the chain's first pod, which owns the scope, and shared down the chain.
-        report.check(deepest.resolve(depthOfChain) == 1, "a chain's value was not 1")
-        report.add(operations: chainLength)
-      }
+      while !deadline.hasPassed { letGoOfChain(of: app, keepingRecords: index == 1) }
     }
+  }
+
+  /// A chain of pods made from `app` and let go of at once. With `keepingRecords`, an instance
+  /// sequence of the deepest pod outlives the pods: its engine keeps the pods' records, each
+  /// holding its parent's, and they go with it, after the pods.
+  private static func letGoOfChain(of app: Pod, keepingRecords: Bool) {
+    var kept: ProviderInstances<Int, Never>?
+    do {
+      var deepest = Pod(parent: app, scopes: [RequestScope()])
+      for _ in 1..<chainLength { deepest = Pod(parent: deepest) }
+      // Built in the chain's first pod, which owns the scope, and shared down the chain.
+      report.check(deepest.resolve(depthOfChain) == 1, "a chain's value was not 1")
+      if keepingRecords { kept = deepest.instances(of: depthOfChain) }
+    }
+    withExtendedLifetime(kept) {}
+    kept = nil
+    report.add(operations: chainLength)
+  }
+
+  /// A request pod that caches `chainLength` instances, each built from the one before, and
+  /// goes: one member at a time, so that no build nests deeper than one while the chain
+  /// grows to its full length.
+  private static func cacheChainOfInstances(in app: Pod) {
+    let request = Pod(parent: app, scopes: [RequestScope()])
+    for n in 0..<chainLength { _ = request.resolve(link(n)) }
+    report.check(
+      request.resolve(link(chainLength - 1)) == chainLength - 1,
+      "a chain of instances did not count its length")
+    report.add(operations: chainLength)
   }
 }

@@ -234,39 +234,3 @@ struct PodLifetimeUnderLockTests {
     }
   }
 }
-
-@Suite("Deep chains of pods go away without exhausting a stack")
-struct DeepPodChainTests {
-  @Test("letting go of a chain of 20,000 pods at once, on a thread with a 512 KB stack")
-  func podChainGoesAway() async {
-    await #expect(processExitsWith: .success) {
-      onThreadWithStack(512 << 10) {
-        var deepest = Pod()
-        for _ in 0..<20_000 { deepest = Pod(parent: deepest) }
-        _ = deepest.resolve(Provider { _ in 1 })
-      }
-      exit(0)
-    }
-  }
-
-  @Test(
-    "a chain's records, kept past their pods by something that lets go of the deepest last, go one by one"
-  )
-  func recordChainGoesAway() async {
-    await #expect(processExitsWith: .success) {
-      onThreadWithStack(512 << 10) {
-        // What a slot taken out by a clear on another thread does: it holds its pod's
-        // record, and with it every ancestor's, after the pods themselves are gone.
-        var deepestRecord: PodRecord?
-        do {
-          var deepest = Pod()
-          for _ in 0..<20_000 { deepest = Pod(parent: deepest) }
-          deepestRecord = deepest.engine.pod
-        }
-        #expect(deepestRecord?.depth == 20_000)
-        deepestRecord = nil
-      }
-      exit(0)
-    }
-  }
-}

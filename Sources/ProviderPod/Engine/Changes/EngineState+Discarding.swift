@@ -146,10 +146,46 @@ extension EngineState {
       let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
       result.disposals = dependentsFirst(removed).filter(\.hasDisposal)
     }
+    if pod.slots.count > maxSlotsFreedAsTheyAre {
+      result.objects.append(unchainSlots(of: pod))
+    }
     swap(&result.slots, &pod.slots)
     swap(&result.overrides, &pod.overrides)
     swap(&result.scopeMembers, &pod.scopeMembers)
     swap(&result.familySlots, &pod.familySlots)
+  }
+
+  /// The most slots a pod's table may hold for its slots to be freed with the instances still
+  /// holding what they were built from. A slot's instance holds the slots it was built from,
+  /// so instances of one pod built from one another form a chain, and a chain freed from the
+  /// table frees each next slot from inside the deinit of the one before: a stack frame per
+  /// link. A pod with no more slots than this holds no chain longer than this.
+  static let maxSlotsFreedAsTheyAre = 256
+
+  /// Takes what each of the pod's instances was built from out of its entry, to be freed
+  /// apart from the pod's table: each slot then goes on its own, with no chain to follow. A
+  /// thousands-long chain (a family's member built from the one before, each cached in turn)
+  /// overflowed a 512 KB thread stack as its pod went away. The lists are moved whole, in one
+  /// object: a pod that needs none of this pays nothing for it (a chain 10,000 deep cost 4%
+  /// more with each slot appended on its own to `objects`). Nothing reads an entry's
+  /// dependencies once its pod is released.
+  @inline(never)
+  static func unchainSlots(of pod: PodRecord) -> AnyObject {
+    var lists: [[Slot]] = []
+    lists.reserveCapacity(pod.slots.count)
+    for slot in pod.slots.values {
+      guard let dependencies = slot.entry?.takeDependencies(), !dependencies.isEmpty else {
+        continue
+      }
+      lists.append(dependencies)
+    }
+    return TakenDependencies(lists)
+  }
+
+  /// What `unchainSlots` took out of a pod's entries.
+  final class TakenDependencies {
+    let lists: [[Slot]]
+    init(_ lists: [[Slot]]) { self.lists = lists }
   }
 
   /// The removed instances ordered so that every instance comes before those it was built
@@ -177,5 +213,14 @@ extension EngineState {
       }
     }
     return order.reversed()
+  }
+}
+
+extension CacheEntry {
+  /// The dependencies, leaving none: moved out, not copied.
+  fileprivate mutating func takeDependencies() -> [Slot] {
+    var taken: [Slot] = []
+    swap(&taken, &dependencies)
+    return taken
   }
 }
