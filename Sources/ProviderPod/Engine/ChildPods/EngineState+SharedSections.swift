@@ -372,7 +372,9 @@ struct SharedTree {
   let runningBuilds: Int
   /// Whether instance watchers or retry back-offs are registered in the tree.
   let isWatched: Bool
-  /// The tree's words, with the crossing lock (the engine's `treeWords`).
+  /// The tree's words, with the crossing lock (the engine's `treeWords`). A pointer, valid
+  /// while the section runs: the section runs inside a call on the engine, whose record keeps
+  /// the root's, which holds the gate the words live in (see `PodEngine.swift`).
   let words: UnsafeMutablePointer<pp_tree_words>
 
   /// Whether `pod` may work in a shared section now: a child of the live root `root`, with
