@@ -92,6 +92,9 @@ extension EngineState {
     var scopeMembers = [ScopeKey: [Slot]]()
     var familySlots = [ProviderKey: Set<ProviderKey>]()
     var objects: [AnyObject] = []
+    /// What the instances of a pod of many slots were built from, taken out of them, so that
+    /// no slot is freed from inside another's deinit (see `unchainSlots`).
+    var dependencyLists: [[Slot]] = []
     /// The instances with hooks, dependents first.
     var disposals: [CacheEntry] = []
   }
@@ -146,9 +149,7 @@ extension EngineState {
       let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
       result.disposals = dependentsFirst(removed).filter(\.hasDisposal)
     }
-    if pod.slots.count > maxSlotsFreedAsTheyAre {
-      result.objects.append(unchainSlots(of: pod))
-    }
+    if pod.slots.count > maxSlotsFreedAsTheyAre { unchainSlots(of: pod, into: &result) }
     swap(&result.slots, &pod.slots)
     swap(&result.overrides, &pod.overrides)
     swap(&result.scopeMembers, &pod.scopeMembers)
@@ -165,27 +166,16 @@ extension EngineState {
   /// Takes what each of the pod's instances was built from out of its entry, to be freed
   /// apart from the pod's table: each slot then goes on its own, with no chain to follow. A
   /// thousands-long chain (a family's member built from the one before, each cached in turn)
-  /// overflowed a 512 KB thread stack as its pod went away. The lists are moved whole, in one
-  /// object: a pod that needs none of this pays nothing for it (a chain 10,000 deep cost 4%
-  /// more with each slot appended on its own to `objects`). Nothing reads an entry's
+  /// overflowed a 512 KB thread stack as its pod went away. The lists are moved whole: a chain
+  /// 10,000 deep cost 4% more with each slot appended on its own to `objects`. A pod whose
+  /// instances were built from nothing allocates nothing here. Nothing reads an entry's
   /// dependencies once its pod is released.
   @inline(never)
-  static func unchainSlots(of pod: PodRecord) -> AnyObject {
-    var lists: [[Slot]] = []
-    lists.reserveCapacity(pod.slots.count)
-    for slot in pod.slots.values {
-      guard let dependencies = slot.entry?.takeDependencies(), !dependencies.isEmpty else {
-        continue
-      }
-      lists.append(dependencies)
+  static func unchainSlots(of pod: PodRecord, into result: inout ReleasedPod) {
+    for slot in pod.slots.values where slot.entry?.dependencies.isEmpty == false {
+      if result.dependencyLists.isEmpty { result.dependencyLists.reserveCapacity(pod.slots.count) }
+      result.dependencyLists.append(slot.entry!.takeDependencies())
     }
-    return TakenDependencies(lists)
-  }
-
-  /// What `unchainSlots` took out of a pod's entries.
-  final class TakenDependencies {
-    let lists: [[Slot]]
-    init(_ lists: [[Slot]]) { self.lists = lists }
   }
 
   /// The removed instances ordered so that every instance comes before those it was built
