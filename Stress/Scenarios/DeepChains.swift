@@ -56,8 +56,12 @@ enum DeepChains {
     let deadline = Deadline(after: duration)
     let app = Pod()
     onThreads(4, stackSize: stackSize) { index in
+      var length = ChainLength(for: duration)
       if index == 3 {
-        while !deadline.hasPassed { cacheChainOfInstances(in: app) }
+        while !deadline.hasPassed {
+          let links = length.links
+          length.measure { cacheChainOfInstances(in: app, length: links) }
+        }
         return
       }
       if index == 2 {
@@ -69,36 +73,56 @@ enum DeepChains {
         }
         return
       }
-      while !deadline.hasPassed { letGoOfChain(of: app, keepingRecords: index == 1) }
+      while !deadline.hasPassed {
+        let links = length.links
+        length.measure { letGoOfChain(of: app, keepingRecords: index == 1, length: links) }
+      }
+    }
+  }
+
+  /// How long a thread's next chain is: it starts at 512 links and doubles, up to
+  /// `chainLength`, while a chain takes less than a sixteenth of the run. Letting go of a
+  /// chain costs time linear in its length, but with the engine's internal checks on, every
+  /// link's change checks the whole tree, and a chain of 8,000 took half a minute.
+  struct ChainLength {
+    private(set) var links = 512
+    private let budget: Duration
+
+    init(for duration: Duration) { budget = duration / 16 }
+
+    mutating func measure(_ chain: () -> Void) {
+      let start = ContinuousClock.now
+      chain()
+      if ContinuousClock.now - start < budget { links = min(2 * links, chainLength) }
     }
   }
 
   /// A chain of pods made from `app` and let go of at once. With `keepingRecords`, an instance
   /// sequence of the deepest pod outlives the pods: its engine keeps the pods' records, each
   /// holding its parent's, and they go with it, after the pods.
-  private static func letGoOfChain(of app: Pod, keepingRecords: Bool) {
+  private static func letGoOfChain(of app: Pod, keepingRecords: Bool, length: Int) {
     var kept: ProviderInstances<Int, Never>?
     do {
       var deepest = Pod(parent: app, scopes: [RequestScope()])
-      for _ in 1..<chainLength { deepest = Pod(parent: deepest) }
+      for _ in 1..<length { deepest = Pod(parent: deepest) }
       // Built in the chain's first pod, which owns the scope, and shared down the chain.
       report.check(deepest.resolve(depthOfChain) == 1, "a chain's value was not 1")
       if keepingRecords { kept = deepest.instances(of: depthOfChain) }
     }
     withExtendedLifetime(kept) {}
     kept = nil
-    report.add(operations: chainLength)
+    report.add(operations: length)
   }
 
-  /// A request pod that caches `chainLength` instances, each built from the one before, and
+  /// A request pod that caches `length` instances, each built from the one before, and
   /// goes: one member at a time, so that no build nests deeper than one while the chain
   /// grows to its full length.
-  private static func cacheChainOfInstances(in app: Pod) {
+  private static func cacheChainOfInstances(in app: Pod, length: Int) {
     let request = Pod(parent: app, scopes: [RequestScope()])
-    for n in 0..<chainLength { _ = request.resolve(link(n)) }
+    for n in 0..<length { _ = request.resolve(link(n)) }
     report.check(
-      request.resolve(link(chainLength - 1)) == chainLength - 1,
+      request.resolve(link(length - 1)) == length - 1,
       "a chain of instances did not count its length")
-    report.add(operations: chainLength)
+    report.add(operations: length)
   }
 }
