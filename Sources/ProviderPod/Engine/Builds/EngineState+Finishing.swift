@@ -29,6 +29,8 @@ extension EngineState {
   ) -> DispatchGroup? {
     // A build begun in a shared section was never counted (see `EngineState+SharedSections`).
     if !frame.startedShared { runningBuilds -= 1 }
+    // Finished here, its reads of the root are recorded there as any build's are.
+    if frame.readsUnrecorded { Self.recordUnrecordedReads(of: frame) }
     if frame.isListedRunning { listedRunning.remove(frame) }
     let caller = caller?.isBuilding == true ? caller : nil
     var stale = isStale(frame)

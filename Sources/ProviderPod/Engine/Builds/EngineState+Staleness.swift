@@ -40,8 +40,11 @@ extension EngineState {
   @inline(__always)
   func forgetDependencies(of build: Frame, released: inout [AnyObject]) {
     guard let slot = build.slot, !build.dependencies.isEmpty else { return }
-    dropDependent(slot, from: build.dependencies, released: &released)
+    dropDependent(
+      slot, from: build.dependencies, unrecordedOutside: build.readsUnrecorded,
+      released: &released)
     build.dependencies.removeAll()
+    build.readsUnrecorded = false
   }
 
   /// The builds waiting for each async build that will be handed its value, by the build

@@ -178,6 +178,9 @@ final class Frame {
   /// `EngineState+SharedSections`): its serial is its thread's, it is not counted among the
   /// tree's running builds, and its frame came from its thread's idle ones.
   @exclusivity(unchecked) var startedShared = false
+  /// Whether the build's dependencies in the root pod lack its slot among their dependents
+  /// (see `EngineState+UnrecordedReads`).
+  @exclusivity(unchecked) var readsUnrecorded = false
 
   /// Whether the result is cached (`slot != nil`), kept as a flag so the hot path need not
   /// retain the slot to ask.
@@ -290,6 +293,7 @@ final class Frame {
   func reset() {
     phase = .idle
     if startedShared { startedShared = false }
+    if readsUnrecorded { readsUnrecorded = false }
     // A thread build whose frame was lent ends here, and is then a general frame.
     if thread != nil { thread = nil }
     forgetBuild()

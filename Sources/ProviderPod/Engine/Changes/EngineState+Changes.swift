@@ -60,6 +60,11 @@ extension EngineState {
       pending.append(contentsOf: next.children.map { ($0, overriddenMembers) })
     }
     guard pod.parent != nil else { return result }
+    // What this pod, or its ancestor below the root, read of the root's instances unrecorded
+    // there is recorded first (see `EngineState+UnrecordedReads`).
+    var below = pod
+    while let above = below.parent, above !== root { below = above }
+    if below.hasUnrecordedReads { Self.recordUnrecordedReads(of: below) }
     // Follow "built from" out of the ancestors' instances, keeping what lives in this pod or
     // below; other pods' instances are left alone.
     var frontier: [Slot] = []

@@ -28,10 +28,20 @@ extension EngineState {
       slot.discardMark = mark
     }
     let causes = pending.count
+    // Request pods may have read the root's instances without counting among their dependents
+    // (see `EngineState+UnrecordedReads`): they are looked for once the walk has run out.
+    let unrecordedReads = root.firstChild != nil
+    var reachedRoot = false
     var removed: [(slot: Slot, entry: CacheEntry)] = []
     var index = 0
     // Breadth first, so events read from the cause outwards.
-    while index < pending.count {
+    while true {
+      if index == pending.count {
+        guard reachedRoot else { break }
+        reachedRoot = false
+        appendUnrecordedReaders(reachedBy: mark, to: &pending)
+        if index == pending.count { break }
+      }
       let slot = pending[index]
       index += 1
       // A slot of a pod that went away is reached only through a stale build still running
@@ -53,6 +63,7 @@ extension EngineState {
                 reason: index <= causes ? reason : .dependencyDiscarded)))
         }
       }
+      if unrecordedReads, slot.pod === root { reachedRoot = true }
       // Most cleared instances are leaves: no iterator for an empty list.
       guard !slot.dependents.isEmpty else { continue }
       for dependent in slot.dependents where dependent.slot.discardMark != mark {
@@ -125,7 +136,10 @@ extension EngineState {
         dropDependent(slot, on: target, released: &result.objects)
         continue
       }
-      if let dependencies = slot.entry?.dependencies, !dependencies.isEmpty {
+      // A request pod's reads of the root recorded only on its side have nothing to undo.
+      if !slot.readsUnrecorded, let dependencies = slot.entry?.dependencies,
+        !dependencies.isEmpty
+      {
         for dependency in dependencies where dependency.pod !== pod {
           dropDependent(slot, on: dependency, released: &result.objects)
         }

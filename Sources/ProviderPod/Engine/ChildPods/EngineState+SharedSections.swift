@@ -20,10 +20,12 @@ internal import CProviderPod
 /// - the request pod's own record, slots and the frames of its builds, under the pod's lock
 ///   (`pp_pod_lock`, a stripe chosen by the pod's address), which every shared section of the
 ///   pod holds from its first read of the pod to its last write;
-/// - in the root pod, only its list of children and its slots' "built from" records
-///   (`dependents`, `recordedBy`), under the tree's crossing lock (`pp_crossing_lock`), taken
-///   inside the pod's lock for a few instructions; exclusive sections write them without it,
-///   since none runs beside a shared section;
+/// - in the root pod, only its list of children, and the "built from" records of its slots
+///   (`dependents`, `recordedBy`) for a build that an exclusive section recorded a read of the
+///   root for already, under the tree's crossing lock (`pp_crossing_lock`), taken inside the
+///   pod's lock for a few instructions; exclusive sections write them without it, since none
+///   runs beside a shared section. Every other read of the root's instances is noted on the
+///   request's side only (`EngineState+UnrecordedReads`);
 /// - nothing of the tree's own state: a build begun here draws its serial from its thread
 ///   (`pp_shared_serial`), is not counted in `runningBuilds` (a resolve through the pod from
 ///   inside it is seen on the thread's own stack, which is what a synchronous build needs), and
@@ -144,6 +146,10 @@ extension EngineState {
       return true
     }
     guard slot.pod === root else { return false }
+    if mayReadUnrecorded(by: owner, in: pod) {
+      recordUnrecordedRead(of: slot, by: owner, in: pod)
+      return true
+    }
     pp_crossing_lock(tree.words)
     recordDependency(handingOver: slot, from: owner)
     pp_crossing_unlock(tree.words)
@@ -203,6 +209,7 @@ extension EngineState {
       }
     }
     let memberScope = frame.memberScope
+    let readsUnrecorded = frame.readsUnrecorded
     frame.end()
     slot.build = nil
     var dependencies: [Slot] = []
@@ -218,6 +225,7 @@ extension EngineState {
     }
     slot.entry = entry.take()
     slot.isKept = true
+    if readsUnrecorded { slot.readsUnrecorded = true }
     if let memberScope { pod.addMember(slot, of: memberScope) }
     recordDependency(on: slot, from: caller)
     frame.forgetBuild()
@@ -344,7 +352,7 @@ extension EngineState {
     for slot in pod.slots.values {
       if let target = slot.linkTarget {
         _ = target.dependents.removeOne(slot)
-      } else if slot.entry != nil {
+      } else if slot.entry != nil, !slot.readsUnrecorded {
         // Lent by the list, as `detachable` reads it.
         _ = slot.entry!.dependencies.allLent { dependency in
           if dependency.pod !== pod { _ = dependency.dependents.removeOne(slot) }

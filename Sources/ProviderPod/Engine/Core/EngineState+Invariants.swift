@@ -67,9 +67,14 @@ extension EngineState {
     var expected: [SlotID: [SlotID: Int]] = [:]
     var running = 0
     var sharedRunning = 0
+    // Reads of the root that a request pod's instance or build recorded only on its side are
+    // not counted there (see `EngineState+UnrecordedReads`).
     func checkDependencies(
-      of dependent: Slot, _ dependencies: [Slot], doing: String
+      of dependent: Slot, _ dependencies: [Slot], doing: String, unrecordedOutside: Bool
     ) {
+      if unrecordedOutside, !dependent.pod.hasUnrecordedReads || dependent.pod.parent !== root {
+        problems.append("\(dependent.info.name): unrecorded reads in a pod not marked for them")
+      }
       for dependency in dependencies {
         let name = dependent.info.name
         if dependency.pod.slots[dependency.key] !== dependency {
@@ -78,6 +83,7 @@ extension EngineState {
         if !dependency.pod.isAncestor(ofOrSameAs: dependent.pod) {
           problems.append("\(name): \(doing) \(dependency.info.name) of a pod not above it")
         }
+        if unrecordedOutside, dependency.pod !== dependent.pod { continue }
         expected[dependency.id, default: [:]][dependent.id, default: 0] += 1
       }
     }
@@ -121,13 +127,18 @@ extension EngineState {
           }
           expected[target.id, default: [:]][slot.id, default: 0] += 1
         } else if let entry = slot.entry {
-          checkDependencies(of: slot, entry.dependencies, doing: "built from")
+          checkDependencies(
+            of: slot, entry.dependencies, doing: "built from",
+            unrecordedOutside: slot.readsUnrecorded)
           let scope = entry.scope
           if scope.kind != .singleton, slot.memberIndex < 0 {
             problems.append("\(name): cached in \(scope.name) but not a member of it")
           }
         } else if slot.memberIndex >= 0 {
           problems.append("\(name): a member of a scope with nothing cached")
+        }
+        if slot.readsUnrecorded, slot.entry == nil || slot.linkTarget != nil {
+          problems.append("\(name): marked as reading the root unrecorded with nothing built")
         }
         if let build = slot.build, build.isBuilding {
           // A build begun in a shared section is not counted in `runningBuilds`.
@@ -139,7 +150,9 @@ extension EngineState {
             problems.append("\(name): its build is wrongly in or out of the list a clear looks at")
           }
           if atRest {
-            checkDependencies(of: slot, build.dependencies, doing: "building from")
+            checkDependencies(
+              of: slot, build.dependencies, doing: "building from",
+              unrecordedOutside: build.readsUnrecorded)
           }
         }
       }

@@ -36,6 +36,10 @@ extension EngineState {
       slot.recordedBy != owner.serial
     else { return nil }
     slot.recordedBy = owner.serial
+    // Recorded here, a read of the root must not join reads of it recorded only on the
+    // build's side: those are recorded first (see `EngineState+UnrecordedReads`). Only an
+    // exclusive section records a slot of another pod for a marked build.
+    if owner.readsUnrecorded, slot.pod !== owner.slot!.pod { recordUnrecordedReads(of: owner) }
     return owner
   }
 

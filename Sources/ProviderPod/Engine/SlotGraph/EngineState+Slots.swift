@@ -121,7 +121,10 @@ extension EngineState {
     }
     if slot.memberIndex >= 0 { slot.pod.removeMember(slot, of: entry.scope.key) }
     if !entry.dependencies.isEmpty {
-      dropDependent(slot, from: entry.dependencies, released: &released)
+      dropDependent(
+        slot, from: entry.dependencies, unrecordedOutside: slot.readsUnrecorded,
+        released: &released)
+      slot.readsUnrecorded = false
     }
     // Most instances have no dependents: no iterator for an empty list.
     if !slot.dependents.isEmpty {

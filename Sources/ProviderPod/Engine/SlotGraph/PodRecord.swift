@@ -11,8 +11,8 @@
 /// `inout` access that outlives the call. A request pod's shared
 /// sections (`EngineState+SharedSections`), which never run beside a `withLock` section, write
 /// only their own pod's record and slots, under that pod's lock, and in the root pod only its
-/// list of children and its slots' `dependents` and `recordedBy`, under the tree's crossing
-/// lock; what else they read, only `withLock` sections write. Three fields are read
+/// list of children and, for a build already recorded there, its slots' `dependents` and
+/// `recordedBy`, under the tree's crossing lock; what else they read, only `withLock` sections write. Three fields are read
 /// without the lock: `PodRecord.owner`, written once, by the pod's initializer, before anything
 /// else can reach the record; `PodRecord.isJoined`, read by the pod's own deinit, after
 /// every thread that could have written it (under the lock) has let go of the pod (see
@@ -90,6 +90,10 @@ final class PodRecord {
   /// made and let go of unused never takes the lock. Written only under the lock and never
   /// reset; read without it only by the pod going away (see `PodEngine.shutDown`).
   @exclusivity(unchecked) var isJoined: Bool
+  /// Whether a slot or running build of this pod may read the root's instances unrecorded
+  /// there (see `EngineState+UnrecordedReads`): a walk that needs those records looks only
+  /// at the pods that have some.
+  @exclusivity(unchecked) var hasUnrecordedReads = false
   /// The shutdown that ended this pod's life, its own or an ancestor's; nil until one begins.
   @exclusivity(unchecked) var shutdown: ShutdownProgress?
   /// How many slots the table may hold before the next sweep for slots of providers that are

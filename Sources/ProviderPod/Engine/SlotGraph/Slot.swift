@@ -31,13 +31,16 @@ final class Slot {
   /// observed property copies the entry on every write, which cost a new pod with 100
   /// dependencies 4% more instructions; the debug checks catch a write that forgets.
   @exclusivity(unchecked) var entry: CacheEntry?
-  // The next three sit in the entry's last word, which it does not fill: declared anywhere
+  // The next four sit in the entry's last word, which it does not fill: declared anywhere
   // else, they made each slot 16 bytes larger.
   /// Set once the slot has held an instance of its own, for a provider outside a family: the
   /// pod then keeps the slot, empty or not, until its provider is gone.
   @exclusivity(unchecked) var isKept = false
   /// Whether the entry's value is published for reads without the lock (`SharedReads.swift`).
   @exclusivity(unchecked) var isPublished = false
+  /// Whether the entry's dependencies in the root pod lack this slot among their dependents:
+  /// a request pod's instance built in a shared section (see `EngineState+UnrecordedReads`).
+  @exclusivity(unchecked) var readsUnrecorded = false
   /// `memberIndex`, in 32 bits: a pod would need hundreds of gigabytes to hold more members.
   @exclusivity(unchecked) private var memberPlace: Int32 = -1
   /// The newest caching build of the provider; only a running one is joined.
