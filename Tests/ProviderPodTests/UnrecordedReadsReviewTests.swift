@@ -1,0 +1,268 @@
+import Dispatch
+import Testing
+
+@testable import ProviderPod
+
+// Review of "a request's reads of the app, recorded on its side": each test mixes a request's
+// unrecorded reads of the app's instances with something else a user does, and checks that
+// every handler built from a changed app instance is discarded (its hook run once) before the
+// change returns, that nothing stale is handed out after, and that the bookkeeping holds.
+
+private struct ReqScope: ProviderScope {}
+private struct AppLevelScope: ProviderScope {}
+
+/// An app with a few singletons, and a request scope whose providers read them.
+private final class App: Sendable {
+  let pod = Pod()
+  let log = DisposalLog()
+  let builds = Counter()
+  let config: Provider<Instance>
+  let database: Provider<Instance>
+  /// An app singleton built from another: `store` from `database`.
+  let store: Provider<Instance>
+
+  init() {
+    let log = self.log
+    let builds = self.builds
+    config = Provider(scope: AppLevelScope(), name: "config", onDiscard: log.record) { _ in
+      Instance("config", serial: builds.next())
+    }
+    database = Provider(name: "database", onDiscard: log.record) { _ in
+      Instance("database", serial: builds.next())
+    }
+    let database = self.database
+    store = Provider(name: "store", onDiscard: log.record) { pod in
+      Instance("store", serial: builds.next(), dependencies: [pod.resolve(database)])
+    }
+    _ = pod.resolve(config)
+    _ = pod.resolve(database)
+    _ = pod.resolve(store)
+  }
+
+  func request() -> Pod { Pod(parent: pod, scopes: [ReqScope()]) }
+
+  /// A request-scoped provider named `name` reading `reads` in order.
+  func requestProvider(_ name: String, reads: [Provider<Instance>]) -> Provider<Instance> {
+    let log = self.log
+    let builds = self.builds
+    return Provider(scope: ReqScope(), name: name, onDiscard: log.record) { pod in
+      Instance(name, serial: builds.next(), dependencies: reads.map { pod.resolve($0) })
+    }
+  }
+
+  func marked(_ request: Pod) -> Bool {
+    request.engine.state.withLock { _ in request.engine.pod.hasUnrecordedReads }
+  }
+
+  func violations(_ pods: Pod...) -> [String] {
+    pods.flatMap(\.invariantViolations)
+  }
+}
+
+@Suite("Review: a request's unrecorded reads of the app")
+struct UnrecordedReadsReviewTests {
+  @Test("nested request builds: clearing the app singleton discards service and handler once")
+  func nestedRequestBuilds() {
+    let app = App()
+    let service = app.requestProvider("service", reads: [app.config])
+    let handler = app.requestProvider("handler", reads: [service, app.database])
+    let request = app.request()
+    let built = request.resolve(handler)
+    #expect(app.marked(request))
+    app.pod.clearCachedInstances(forScope: AppLevelScope())
+    #expect(
+      app.log.take().sorted()
+        == ["config#1", built.description, built.dependencies[0].description].sorted())
+    let again = request.resolve(handler)
+    #expect(again !== built)
+    #expect(again.dependencies[0].dependencies[0] === app.pod.resolve(app.config))
+    // The database was not cleared: clearing it now discards the new handler, not the service.
+    app.pod.clearCachedInstance(of: app.database)
+    #expect(app.log.take().sorted() == ["database#2", "store#3", again.description].sorted())
+    #expect(request.resolve(handler).dependencies[0] === again.dependencies[0])
+    #expect(app.violations(app.pod, request) == [])
+  }
+
+  @Test("clearing an app singleton another app singleton was built from reaches the request")
+  func appChainReachesRequest() {
+    let app = App()
+    let handler = app.requestProvider("handler", reads: [app.store])
+    let requests = (0..<3).map { _ in app.request() }
+    let built = requests.map { $0.resolve(handler) }
+    #expect(requests.allSatisfy(app.marked))
+    app.pod.clearCachedInstance(of: app.database)
+    #expect(
+      app.log.take().sorted()
+        == (["database#2", "store#3"] + built.map(\.description)).sorted())
+    let store = app.pod.resolve(app.store)
+    #expect(requests.allSatisfy { $0.resolve(handler).dependencies[0] === store })
+    #expect(app.violations(app.pod) == [])
+  }
+
+  @Test("a request pod's grandchild's instance built from a marked handler is discarded")
+  func grandchildOfRequest() {
+    let app = App()
+    struct Leaf: ProviderScope {}
+    let handler = app.requestProvider("handler", reads: [app.config])
+    let log = app.log
+    let leaf = Provider(scope: Leaf(), name: "leaf", onDiscard: log.record) { pod in
+      Instance("leaf", serial: 0, dependencies: [pod.resolve(handler), pod.resolve(app.database)])
+    }
+    let request = app.request()
+    let child = Pod(parent: request, scopes: [Leaf()])
+    let built = child.resolve(leaf)
+    let handlerInstance = request.resolve(handler)
+    #expect(built.dependencies[0] === handlerInstance)
+    app.pod.clearCachedInstances(forScope: AppLevelScope())
+    #expect(
+      app.log.take().sorted()
+        == ["config#1", handlerInstance.description, built.description].sorted())
+    #expect(child.resolve(leaf) !== built)
+    #expect(app.violations(app.pod, request, child) == [])
+    // An override in the grandchild reaches what its request pod read unrecorded.
+    let replacement = Instance("replacement", serial: 0)
+    let current = child.resolve(leaf)
+    child.overrideProvider(app.config, withValue: replacement)
+    #expect(app.log.take().contains(current.description))
+    #expect(child.resolve(leaf).dependencies[0].dependencies[0] === replacement)
+    #expect(request.resolve(handler).dependencies[0] === app.pod.resolve(app.config))
+    #expect(app.violations(app.pod, request, child) == [])
+  }
+
+  @Test("a marked build then reading through the exclusive path: family, throwing, weak, lazy")
+  func mixedPaths() throws {
+    let app = App()
+    let builds = app.builds
+    let family = ProviderFamily(name: "member") { (_, id: Int) in
+      Instance("member\(id)", serial: builds.next())
+    }
+    let throwing = ThrowingProvider(name: "throwing") { _ in
+      Instance("throwing", serial: builds.next())
+    }
+    let weak = Provider(scope: WeakScope(), name: "weak") { _ in
+      Instance("weak", serial: builds.next())
+    }
+    let lazy = Provider(name: "lazy") { _ in Instance("lazy", serial: builds.next()) }
+    let log = app.log
+    let handler = Provider(scope: ReqScope(), name: "handler", onDiscard: log.record) { pod in
+      let config = pod.resolve(app.config)
+      let member = pod.resolve(family(7))
+      let database = pod.resolve(app.database)
+      let thrown = try? pod.resolve(throwing)
+      let weakOne = pod.resolve(weak)
+      let lazyOne = pod.resolve(lazy)
+      let store = pod.resolve(app.store)
+      return Instance(
+        "handler", serial: builds.next(),
+        dependencies: [config, member, database, thrown!, weakOne, lazyOne, store])
+    }
+    _ = app.pod.resolve(family(7))
+    _ = try app.pod.resolve(throwing)
+    let keepWeak = app.pod.resolve(weak)
+    let request = app.request()
+    var current = request.resolve(handler)
+    #expect(current.dependencies[4] === keepWeak)
+    #expect(app.violations(app.pod, request) == [])
+    func expectDiscarded(_ what: String, _ change: () -> Void) {
+      change()
+      let log = app.log.take()
+      #expect(log.filter { $0 == current.description }.count == 1, "\(what): \(log)")
+      let next = request.resolve(handler)
+      #expect(next !== current, "\(what)")
+      current = next
+      #expect(app.violations(app.pod, request) == [], "\(what)")
+    }
+    expectDiscarded("config") { app.pod.clearCachedInstances(forScope: AppLevelScope()) }
+    expectDiscarded("member") { app.pod.clearCachedInstance(of: family(7)) }
+    expectDiscarded("database") { app.pod.clearCachedInstance(of: app.database) }
+    expectDiscarded("throwing") { app.pod.clearCachedInstance(of: throwing) }
+    expectDiscarded("lazy") { app.pod.clearCachedInstance(of: lazy) }
+    expectDiscarded("store") { app.pod.clearCachedInstance(of: app.store) }
+    expectDiscarded("weak") { app.pod.clearCachedInstance(of: weak) }
+    expectDiscarded("override") {
+      app.pod.overrideProvider(app.config, withValue: Instance("o", serial: 0))
+    }
+    expectDiscarded("override removed") { app.pod.removeOverrideProvider(app.config) }
+    _ = keepWeak
+  }
+
+  @Test("a build context kept past the build and used later records nothing stale")
+  func keptContext() {
+    let app = App()
+    let kept = Shared<BuildContext?>(nil)
+    let log = app.log
+    let handler = Provider(scope: ReqScope(), name: "handler", onDiscard: log.record) { pod in
+      kept.withLock { $0 = pod }
+      return Instance("handler", serial: 0, dependencies: [pod.resolve(app.config)])
+    }
+    let request = app.request()
+    let built = request.resolve(handler)
+    #expect(app.marked(request))
+    let context = kept.withLock { $0 }!
+    // Read after the build through the kept context: the handler is not built from these.
+    _ = context.resolve(app.database)
+    _ = context.resolve(app.store)
+    #expect(app.violations(app.pod, request) == [])
+    app.pod.clearCachedInstance(of: app.database)
+    #expect(app.log.take().sorted() == ["database#2", "store#3"])
+    #expect(request.resolve(handler) === built)
+    app.pod.clearCachedInstances(forScope: AppLevelScope())
+    #expect(app.log.take().sorted() == ["config#1", built.description].sorted())
+    #expect(app.violations(app.pod, request) == [])
+    kept.withLock { $0 = nil }
+  }
+
+  @Test("a request pod with its own value and an observer: app changes still reach it")
+  func observedRequestWithOwnOverride() {
+    let app = App()
+    let requestData = Provider<Instance>(scope: ReqScope(), name: "data") { _ in
+      Instance("default", serial: 0)
+    }
+    let handler = app.requestProvider("handler", reads: [requestData, app.config])
+    let observer = EventRecorder()
+    let request = Pod(parent: app.pod, scopes: [ReqScope()], observer: observer)
+    let data = Instance("data", serial: 0)
+    request.overrideProvider(requestData, withValue: data)
+    let built = request.resolve(handler)
+    #expect(built.dependencies[0] === data)
+    app.pod.overrideProvider(app.config, withValue: Instance("o", serial: 0))
+    #expect(app.log.take().sorted() == ["config#1", built.description].sorted())
+    let again = request.resolve(handler)
+    #expect(again.dependencies[1].label == "o")
+    request.overrideProvider(app.config, withValue: Instance("mine", serial: 0))
+    #expect(app.log.take() == [again.description])
+    #expect(request.resolve(handler).dependencies[1].label == "mine")
+    #expect(app.violations(app.pod, request) == [])
+  }
+
+  @Test("repeated reads of one app instance do not grow a request's instance without bound")
+  func repeatedReadsDoNotGrowTheList() {
+    let app = App()
+    let builds = app.builds
+    // Seventeen app instances read first: the build's list is past the length it searches.
+    let many = (0..<17).map { index in
+      Provider(name: "app\(index)") { _ in Instance("app\(index)", serial: builds.next()) }
+    }
+    for provider in many { _ = app.pod.resolve(provider) }
+    let handler = Provider(scope: ReqScope(), name: "handler") { pod in
+      for provider in many { _ = pod.resolve(provider) }
+      for _ in 0..<1_000 { _ = pod.resolve(app.config) }
+      return Instance("handler", serial: 0)
+    }
+    let request = app.request()
+    _ = request.resolve(handler)
+    let listed = request.engine.state.withLock { _ in
+      request.engine.pod.slots[handler.info.key]?.entry?.dependencies.count ?? -1
+    }
+    // Through the app's lock, a repeat read by the same build is listed once.
+    let exclusive = app.pod.resolve(
+      Provider(name: "appHandler") { pod in
+        for provider in many { _ = pod.resolve(provider) }
+        for _ in 0..<1_000 { _ = pod.resolve(app.config) }
+        return Instance("appHandler", serial: 0)
+      })
+    _ = exclusive
+    #expect(listed <= 20, "listed \(listed) reads for 18 distinct instances")
+    #expect(app.violations(app.pod, request) == [])
+  }
+}
