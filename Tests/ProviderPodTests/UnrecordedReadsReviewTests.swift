@@ -266,3 +266,200 @@ struct UnrecordedReadsReviewTests {
     #expect(app.violations(app.pod, request) == [])
   }
 }
+
+/// A request-scoped handler whose builder reads the app's config on its own side, then waits
+/// (the first time only) at a gate, then resolves `after` (if given).
+private final class PausedHandler: Sendable {
+  let entered = DispatchSemaphore(value: 0)
+  let gate = DispatchSemaphore(value: 0)
+  let handler: Provider<Instance>
+  private let waits = Counter()
+
+  init(_ app: App, after: Provider<Instance>? = nil) {
+    let log = app.log
+    let builds = app.builds
+    let entered = entered
+    let gate = gate
+    let waits = waits
+    handler = Provider(scope: ReqScope(), name: "handler", onDiscard: log.record) { pod in
+      var dependencies = [pod.resolve(app.config)]
+      if waits.next() == 1 {
+        entered.signal()
+        waitWithWatchdog(gate)
+      }
+      if let after { dependencies.append(pod.resolve(after)) }
+      return Instance("handler", serial: builds.next(), dependencies: dependencies)
+    }
+  }
+}
+
+@Suite("Review: a request's unrecorded reads of the app, beside other threads")
+struct UnrecordedReadsReviewConcurrencyTests {
+  @Test("a marked build that then reads an uncached app singleton is found by a later clear")
+  func markedThenExclusiveAfterUnrelatedChange() {
+    let app = App()
+    let builds = app.builds
+    let lazy = Provider(name: "lazy") { _ in Instance("lazy", serial: builds.next()) }
+    let paused = PausedHandler(app, after: lazy)
+    let request = app.request()
+    let built = Shared<Instance?>(nil)
+    let done = startThread { built.withLock { $0 = request.resolve(paused.handler) } }
+    guard waitOrFail(paused.entered, "the request's build") else { return }
+    #expect(app.marked(request))
+    // An unrelated change while the build runs: the build goes on and is cached.
+    app.pod.clearCachedInstance(of: app.store)
+    #expect(app.log.take() == ["store#3"])
+    paused.gate.signal()
+    guard waitOrFail(done, "the request's thread") else { return }
+    let handler = built.withLock { $0 }!
+    #expect(request.resolve(paused.handler) === handler)
+    #expect(app.violations(app.pod, request) == [])
+    app.pod.clearCachedInstances(forScope: AppLevelScope())
+    #expect(app.log.take().sorted() == ["config#1", handler.description].sorted())
+    let again = request.resolve(paused.handler)
+    #expect(again !== handler)
+    app.pod.clearCachedInstance(of: lazy)
+    #expect(app.log.take() == [again.description])
+    #expect(app.violations(app.pod, request) == [])
+  }
+
+  @Test("an app clear while a marked build waits, then an exclusive read: nothing stale cached")
+  func clearWhileMarkedThenExclusive() {
+    let app = App()
+    let builds = app.builds
+    let lazy = Provider(name: "lazy") { _ in Instance("lazy", serial: builds.next()) }
+    let paused = PausedHandler(app, after: lazy)
+    let request = app.request()
+    let built = Shared<Instance?>(nil)
+    let done = startThread { built.withLock { $0 = request.resolve(paused.handler) } }
+    guard waitOrFail(paused.entered, "the request's build") else { return }
+    app.pod.clearCachedInstances(forScope: AppLevelScope())
+    #expect(app.log.take() == ["config#1"])
+    #expect(app.violations(app.pod, request) == [])
+    paused.gate.signal()
+    guard waitOrFail(done, "the request's thread") else { return }
+    let stale = built.withLock { $0 }!
+    let config = app.pod.resolve(app.config)
+    let fresh = request.resolve(paused.handler)
+    #expect(fresh !== stale)
+    #expect(fresh.dependencies[0] === config)
+    #expect(app.violations(app.pod, request) == [])
+    app.pod.clearCachedInstance(of: lazy)
+    #expect(app.log.take() == [fresh.description])
+  }
+
+  @Test("an override in the request pod while its marked build waits keeps the result out")
+  func requestOverrideWhileMarkedBuildWaits() {
+    let app = App()
+    let paused = PausedHandler(app)
+    let request = app.request()
+    let built = Shared<Instance?>(nil)
+    let done = startThread { built.withLock { $0 = request.resolve(paused.handler) } }
+    guard waitOrFail(paused.entered, "the request's build") else { return }
+    #expect(app.marked(request))
+    let mine = Instance("mine", serial: 0)
+    request.overrideProvider(app.config, withValue: mine)
+    paused.gate.signal()
+    guard waitOrFail(done, "the request's thread") else { return }
+    #expect(request.resolve(paused.handler).dependencies[0] === mine)
+    #expect(app.log.take() == [])
+    #expect(app.violations(app.pod, request) == [])
+    // Its own value gone, the request reads the app's again.
+    let current = request.resolve(paused.handler)
+    request.removeOverrideProvider(app.config)
+    #expect(app.log.take() == [current.description])
+    #expect(request.resolve(paused.handler).dependencies[0] === app.pod.resolve(app.config))
+    #expect(app.violations(app.pod, request) == [])
+  }
+
+  @Test("a request pod shut down while its marked build waits: no hook twice, app still clean")
+  func shutdownWhileMarkedBuildWaits() async throws {
+    let app = App()
+    let paused = PausedHandler(app)
+    let request = app.request()
+    let service = app.requestProvider("service", reads: [app.database])
+    let serviceInstance = request.resolve(service)
+    let built = Shared<Instance?>(nil)
+    let done = startThread { built.withLock { $0 = request.resolve(paused.handler) } }
+    guard waitOrFail(paused.entered, "the request's build") else { return }
+    let shutdown = Task.detached { try await request.shutdown() }
+    // Released whatever the shutdown does first: it may wait for the build, or not.
+    paused.gate.signal()
+    try await shutdown.value
+    guard waitOrFail(done, "the request's thread") else { return }
+    let log = app.log.take()
+    #expect(log.filter { $0 == serviceInstance.description }.count == 1, "\(log)")
+    #expect(app.violations(app.pod) == [])
+    app.pod.clearCachedInstances(forScope: AppLevelScope())
+    app.pod.clearCachedInstance(of: app.database)
+    let handler = built.withLock { $0 }!
+    let after = app.log.take()
+    #expect(!after.contains(serviceInstance.description), "\(after)")
+    #expect(after.filter { $0 == handler.description }.count <= 1, "\(after)")
+    #expect(app.violations(app.pod) == [])
+  }
+
+  @Test(
+    "requests on eight threads beside app overrides and clears: nothing stale, hooks once",
+    arguments: [false, true])
+  func stressNothingStale(freshPods: Bool) {
+    let app = App()
+    // Every config is an override with its generation as serial, published once it returns.
+    let generation = Shared(1)
+    app.pod.overrideProvider(app.config, withValue: Instance("cfg", serial: 1))
+    let service = app.requestProvider("service", reads: [app.config, app.store])
+    let handler = app.requestProvider("handler", reads: [service, app.database, app.config])
+    let stop = Shared(false)
+    let changes = startThread {
+      var round = 0
+      while !stop.withLock({ $0 }) {
+        round += 1
+        switch round % 4 {
+        case 0: app.pod.clearCachedInstance(of: app.database)
+        case 1: app.pod.clearCachedInstance(of: app.store)
+        case 2: _ = app.pod.resolve(app.store)
+        default:
+          let next = generation.withLock { $0 } + 1
+          app.pod.overrideProvider(app.config, withValue: Instance("cfg", serial: next))
+          generation.withLock { $0 = next }
+        }
+      }
+    }
+    let stale = Shared<[String]>([])
+    let cached = Shared<Set<String>>([])
+    let mine = Instance("mine", serial: -1)
+    onThreads(8) { thread in
+      var request = app.request()
+      for iteration in 0..<400 {
+        if freshPods || iteration % 50 == 0 { request = app.request() }
+        let seen = generation.withLock { $0 }
+        let built = request.resolve(handler)
+        let config = built.dependencies[2]
+        let nested = built.dependencies[0].dependencies[0]
+        if (config !== mine && config.serial < seen) || (nested !== mine && nested.serial < seen) {
+          stale.withLock { $0.append("\(built) read \(config)/\(nested) after \(seen)") }
+        }
+        if request.resolve(handler) === built {
+          cached.withLock { _ = $0.insert(built.description) }
+        }
+        // Now and then a request overrides an app singleton of its own, and takes it back.
+        if thread % 2 == 0, iteration % 37 == 0 {
+          request.overrideProvider(app.config, withValue: mine)
+          if request.resolve(handler).dependencies[2] !== mine {
+            stale.withLock { $0.append("override in the request not seen") }
+          }
+          request.removeOverrideProvider(app.config)
+        }
+      }
+    }
+    stop.withLock { $0 = true }
+    _ = waitOrFail(changes, "the changing thread")
+    #expect(stale.withLock { $0 } == [])
+    #expect(app.violations(app.pod) == [])
+    let counts = Dictionary(app.log.entries.map { ($0, 1) }, uniquingKeysWith: +)
+    #expect(counts.filter { $0.value > 1 } == [:])
+    let handlers = cached.withLock { $0 }
+    #expect(!handlers.isEmpty)
+    #expect(handlers.filter { counts[$0] != 1 } == [])
+  }
+}
