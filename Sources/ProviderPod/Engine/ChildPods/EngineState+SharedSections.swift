@@ -146,11 +146,17 @@ extension EngineState {
       return true
     }
     guard slot.pod === root else { return false }
-    if mayReadUnrecorded(by: owner, in: pod) {
+    // Only a list short enough to be searched for a repeat takes unrecorded reads: past it, a
+    // repeat would be listed again on every read (a builder reading an app singleton in a loop
+    // grew its instance's list by one each time), while `recordedBy` keeps it out there.
+    if owner.dependencies.count <= unrecordedReadsSearched, mayReadUnrecorded(by: owner, in: pod) {
       recordUnrecordedRead(of: slot, by: owner, in: pod)
       return true
     }
     pp_crossing_lock(tree.words)
+    // Its marked reads are counted first, as an exclusive section's read would (see
+    // `EngineState+UnrecordedReads`): written under the crossing lock, as any record here.
+    if owner.readsUnrecorded { recordUnrecordedReads(of: owner) }
     recordDependency(handingOver: slot, from: owner)
     pp_crossing_unlock(tree.words)
     return true

@@ -85,6 +85,10 @@ extension EngineState {
     }
   }
 
+  /// The longest build's list a shared section searches for a repeat read of the root: a
+  /// longer one has its reads of the root recorded there, where `recordedBy` finds repeats.
+  static let unrecordedReadsSearched = 16
+
   /// Whether `owner`, a build of `pod`, may read the root's instances unrecorded there: not
   /// when an exclusive section recorded one of its reads of the root already.
   @inline(__always)
@@ -101,9 +105,9 @@ extension EngineState {
     if !owner.readsUnrecorded {
       owner.readsUnrecorded = true
       pod.hasUnrecordedReads = true
-    } else if owner.dependencies.count <= 16, !owner.dependencies.allLent({ $0 !== slot }) {
-      // Listed already. A longer list is not searched: a repeat listed and counted twice is
-      // consistent (see `Frame.dependencies`), and one never counted is left out twice.
+    } else if !owner.dependencies.allLent({ $0 !== slot }) {
+      // Listed already. Only a list of at most `unrecordedReadsSearched` gets here (see
+      // `recordShared`), so the search is short and a repeat is never listed again.
       return
     }
     owner.addDependency(slot)
