@@ -463,3 +463,113 @@ struct UnrecordedReadsReviewConcurrencyTests {
     #expect(handlers.filter { counts[$0] != 1 } == [])
   }
 }
+
+@Suite("Review: a request's unrecorded reads of the app, as pods go")
+struct UnrecordedReadsReviewLifetimeTests {
+  @Test("an override in the request of what an app singleton was built from reaches its handler")
+  func requestOverridesWhatTheAppSingletonReads() {
+    let app = App()
+    let handler = app.requestProvider("handler", reads: [app.store, app.config])
+    let request = app.request()
+    let built = request.resolve(handler)
+    #expect(app.marked(request))
+    let mine = Instance("mine", serial: 0)
+    request.overrideProvider(app.database, withValue: mine)
+    #expect(app.log.take() == [built.description])
+    let again = request.resolve(handler)
+    #expect(again.dependencies[0].dependencies[0] === mine)
+    #expect(app.pod.resolve(app.store) === built.dependencies[0])
+    #expect(app.violations(app.pod, request) == [])
+  }
+
+  @Test("the dependency graph shows a request's unrecorded reads of the app")
+  func graphShowsUnrecordedReads() {
+    let app = App()
+    let handler = app.requestProvider("handler", reads: [app.config, app.store])
+    let request = app.request()
+    _ = request.resolve(handler)
+    #expect(app.marked(request))
+    let graph = request.dependencyGraph()
+    let edges = Set(graph.edges.map { "\($0.dependent.provider)->\($0.dependency.provider)" })
+    #expect(edges.isSuperset(of: ["handler->config", "handler->store"]), "\(edges)")
+  }
+
+  @Test(
+    "a request pod going the exclusive way (published read, or a child) leaves the app clean",
+    arguments: [false, true])
+  func exclusiveRelease(withChild: Bool) {
+    let app = App()
+    let handler = app.requestProvider("handler", reads: [app.config, app.database])
+    var request: Pod? = app.request()
+    var child: Pod? = withChild ? Pod(parent: request!) : nil
+    let built = request!.resolve(handler)
+    // A second resolve through the pod publishes the instance: its release is then exclusive.
+    #expect(request!.resolve(handler) === built)
+    _ = child?.resolve(handler)
+    #expect(app.marked(request!))
+    child = nil
+    request = nil
+    #expect(app.log.take() == [built.description])
+    #expect(app.violations(app.pod) == [])
+    app.pod.clearCachedInstances(forScope: AppLevelScope())
+    app.pod.clearCachedInstance(of: app.database)
+    #expect(app.log.take().sorted() == ["config#1", "database#2", "store#3"])
+    #expect(app.violations(app.pod) == [])
+  }
+
+  @Test("the app's shutdown with live marked requests runs each hook once, handlers first")
+  func appShutdownWithMarkedRequests() async throws {
+    let app = App()
+    let service = app.requestProvider("service", reads: [app.database])
+    let handler = app.requestProvider("handler", reads: [service, app.config, app.store])
+    let requests = (0..<4).map { _ in app.request() }
+    let built = requests.map { $0.resolve(handler) }
+    #expect(requests.allSatisfy(app.marked))
+    try await app.pod.shutdown()
+    let log = app.log.take()
+    let counts = Dictionary(log.map { ($0, 1) }, uniquingKeysWith: +)
+    #expect(counts.values.allSatisfy { $0 == 1 }, "\(log)")
+    for handler in built {
+      let mine = log.firstIndex(of: handler.description)
+      let service = log.firstIndex(of: handler.dependencies[0].description)
+      #expect(mine != nil && service != nil)
+      #expect(mine! < service!, "\(log)")
+      #expect(service! < log.firstIndex(of: "database#2")!, "\(log)")
+      #expect(mine! < log.firstIndex(of: "config#1")!, "\(log)")
+    }
+    #expect(log.count == 3 + 2 * built.count)
+  }
+
+  @Test("a request build reading an app singleton in a loop past sixteen reads stays consistent")
+  func longListsBesideClears() {
+    let app = App()
+    let builds = app.builds
+    let many = (0..<20).map { index in
+      Provider(name: "app\(index)") { _ in Instance("app\(index)", serial: builds.next()) }
+    }
+    for provider in many { _ = app.pod.resolve(provider) }
+    let log = app.log
+    let handler = Provider(scope: ReqScope(), name: "handler", onDiscard: log.record) { pod in
+      var read = [pod.resolve(app.config)]
+      for provider in many { read.append(pod.resolve(provider)) }
+      for _ in 0..<50 { read.append(pod.resolve(app.config)) }
+      read.append(pod.resolve(app.database))
+      return Instance("handler", serial: builds.next(), dependencies: read)
+    }
+    let request = app.request()
+    var built = request.resolve(handler)
+    #expect(app.violations(app.pod, request) == [])
+    for (index, provider) in many.enumerated() where index % 5 == 0 {
+      app.pod.clearCachedInstance(of: provider)
+      #expect(app.log.take() == [built.description])
+      built = request.resolve(handler)
+      #expect(app.violations(app.pod, request) == [])
+    }
+    app.pod.clearCachedInstances(forScope: AppLevelScope())
+    #expect(app.log.take().sorted() == ["config#1", built.description].sorted())
+    built = request.resolve(handler)
+    app.pod.clearCachedInstance(of: app.database)
+    #expect(app.log.take().sorted() == ["database#2", "store#3", built.description].sorted())
+    #expect(app.violations(app.pod, request) == [])
+  }
+}
