@@ -87,7 +87,7 @@ extension EngineState {
 
   /// The longest build's list a shared section searches for a repeat read of the root: a
   /// longer one has its reads of the root recorded there, where `recordedBy` finds repeats.
-  static let unrecordedReadsSearched = 16
+  static var unrecordedReadsSearched: Int { 16 }
 
   /// Whether `owner`, a build of `pod`, may read the root's instances unrecorded there: not
   /// when an exclusive section recorded one of its reads of the root already.
