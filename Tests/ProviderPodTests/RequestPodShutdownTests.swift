@@ -27,6 +27,12 @@ struct RequestPodShutdownTests {
     ) { pod in log.built("handler", from: [pod.resolve(connection), pod.resolve(database)]) }
     let app = Pod()
     _ = app.resolve(database)
+    // The first request after the app cached the database reads it through the app's lock,
+    // once: every request after it reads it without.
+    let first = Provider(scope: StepScope(), name: "first") { pod in
+      pod.resolve(database) === pod.resolve(database)
+    }
+    _ = Pod(parent: app, scopes: [StepScope()]).resolve(first)
     let before = app.exclusiveSectionsEntered
     let events = EventRecorder()
     do {

@@ -38,9 +38,14 @@ private struct Fixture {
       if let extra { dependencies.append(pod.resolve(extra)) }
       return Instance("handler", serial: builds.next(), dependencies: dependencies)
     }
-    // Cached in the app first: a request reads them from its build without the app's lock.
+    // Cached in the app first, and read by a first request through the app's lock: later
+    // requests read them from their builds on their side only.
     _ = app.resolve(config)
     _ = app.resolve(database)
+    let first = Provider(scope: RequestScope(), name: "first") { pod in
+      [pod.resolve(config), pod.resolve(database)].count
+    }
+    _ = Pod(parent: app, scopes: [RequestScope()]).resolve(first)
   }
 
   func request() -> Pod { Pod(parent: app, scopes: [RequestScope()]) }

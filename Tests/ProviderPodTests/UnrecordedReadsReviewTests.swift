@@ -37,6 +37,13 @@ private final class App: Sendable {
     _ = pod.resolve(config)
     _ = pod.resolve(database)
     _ = pod.resolve(store)
+    // A first request reads each through the app's lock, which lets later requests read them
+    // on their side only; its pod goes at once, disposing of what it built.
+    let reads = [config, database, store]
+    let first = Provider(scope: ReqScope(), name: "first") { pod in
+      reads.map { pod.resolve($0) }.count
+    }
+    _ = Pod(parent: pod, scopes: [ReqScope()]).resolve(first)
   }
 
   func request() -> Pod { Pod(parent: pod, scopes: [ReqScope()]) }

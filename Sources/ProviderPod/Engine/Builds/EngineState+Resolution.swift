@@ -108,6 +108,9 @@ extension EngineState {
     if pod.parent != nil {
       switch placement(of: provider, scope: scope.key, overriddenIn: applied?.pod, from: pod) {
       case .shared(let target):
+        // Read by a child here, a slot of the root may be read by the root's children in
+        // shared sections from now on without counting them (see `EngineState+UnrecordedReads`).
+        if target.pod === root, !target.sharesUnrecorded { target.sharesUnrecorded = true }
         // From inside a build, the ancestor's instance is read where it is, without a link
         // here: a request's pod resolves each shared instance once or twice while it builds,
         // and making, counting and freeing a link cost more than looking again (15% of a

@@ -63,7 +63,7 @@ extension EngineState {
                 reason: index <= causes ? reason : .dependencyDiscarded)))
         }
       }
-      if unrecordedReads, slot.pod === root { reachedRoot = true }
+      if unrecordedReads, slot.sharesUnrecorded, slot.pod === root { reachedRoot = true }
       // Most cleared instances are leaves: no iterator for an empty list.
       guard !slot.dependents.isEmpty else { continue }
       for dependent in slot.dependents where dependent.slot.discardMark != mark {

@@ -145,7 +145,10 @@ extension EngineState {
       recordDependency(handingOver: slot, from: owner)
       return true
     }
-    guard slot.pod === root else { return false }
+    // A slot of the root that no build of a child read through an exclusive section yet is
+    // read there first, which lets the shared sections read it unrecorded from then on: a
+    // discard of the root's instances looks for such reads only where they can be.
+    guard slot.pod === root, slot.sharesUnrecorded else { return false }
     // Only a list short enough to be searched for a repeat takes unrecorded reads: past it, a
     // repeat would be listed again on every read (a builder reading an app singleton in a loop
     // grew its instance's list by one each time), while `recordedBy` keeps it out there.

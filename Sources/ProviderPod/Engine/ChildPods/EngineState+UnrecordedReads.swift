@@ -10,9 +10,13 @@
 /// then the slot its instance is cached in (`Slot.readsUnrecorded`), and its pod
 /// (`PodRecord.hasUnrecordedReads`). The root's slots are not written at all.
 ///
+/// A slot of the root is read this way only once a build of a child read it through an
+/// exclusive section (`Slot.sharesUnrecorded`, which only exclusive sections write): the first
+/// request to read an app singleton after it is cached takes the exclusive side for that read.
+///
 /// What follows the root's `dependents` finds the rest otherwise, in an exclusive section,
 /// where no shared section runs:
-/// - a discard that reached slots of the root looks, once it has followed every record it
+/// - a discard that reached such slots of the root looks, once it has followed every record it
 ///   has, at the marked instances and builds of the root's children for reads of those slots
 ///   (`appendUnrecordedReaders`), and goes on from what it finds: a walk over the root's
 ///   children, which a clear of one of the root's scopes makes anyway, and no record written

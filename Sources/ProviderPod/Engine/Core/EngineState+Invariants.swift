@@ -83,7 +83,12 @@ extension EngineState {
         if !dependency.pod.isAncestor(ofOrSameAs: dependent.pod) {
           problems.append("\(name): \(doing) \(dependency.info.name) of a pod not above it")
         }
-        if unrecordedOutside, dependency.pod !== dependent.pod { continue }
+        if unrecordedOutside, dependency.pod !== dependent.pod {
+          if !dependency.sharesUnrecorded {
+            problems.append("\(dependent.info.name): read \(dependency.info.name) unrecorded")
+          }
+          continue
+        }
         expected[dependency.id, default: [:]][dependent.id, default: 0] += 1
       }
     }

@@ -86,6 +86,9 @@ extension EngineState {
     link.entry = target.entry
     link.linkTarget = target
     addDependent(link, on: target)
+    // Read through the link, the root's slot may be read in shared sections without counting
+    // the readers (see `EngineState+UnrecordedReads`).
+    if target.pod === root { target.sharesUnrecorded = true }
   }
 
   /// Takes the slot's cached instance out, with its bookkeeping, and drops the links other
