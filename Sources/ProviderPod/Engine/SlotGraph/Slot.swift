@@ -32,12 +32,12 @@ final class Slot {
   /// dependencies 4% more instructions; the debug checks catch a write that forgets.
   @exclusivity(unchecked) var entry: CacheEntry?
   // The next three sit in the entry's last word, which it does not fill: declared anywhere
-  // else, they made each slot 16 bytes larger.
+  // else, they made each slot 16 bytes larger (as two more `Bool`s after the dependents did).
   /// Set once the slot has held an instance of its own, for a provider outside a family: the
   /// pod then keeps the slot, empty or not, until its provider is gone.
   @exclusivity(unchecked) var isKept = false
-  /// Whether the entry's value is published for reads without the lock (`SharedReads.swift`).
-  @exclusivity(unchecked) var isPublished = false
+  /// `isPublished`, `readsUnrecorded` and `sharesUnrecorded`, one bit each.
+  @exclusivity(unchecked) private var marks: UInt8 = 0
   /// `memberIndex`, in 32 bits: a pod would need hundreds of gigabytes to hold more members.
   @exclusivity(unchecked) private var memberPlace: Int32 = -1
   /// The newest caching build of the provider; only a running one is joined.
@@ -49,15 +49,6 @@ final class Slot {
   /// The slots whose cached instance or running build was built from this one (or that link
   /// to it), with how many of those each has (an old stale build and a new one can overlap).
   @exclusivity(unchecked) var dependents = Dependents()
-  // The next two sit in the bytes after the dependents' last, which `recordedBy` leaves.
-  /// Whether the entry's dependencies in the root pod lack this slot among their dependents:
-  /// a request pod's instance built in a shared section (see `EngineState+UnrecordedReads`).
-  @exclusivity(unchecked) var readsUnrecorded = false
-  /// For a slot of the root: set once a child pod has read it through an exclusive section.
-  /// Only then do builds of the root's children read it in shared sections without counting
-  /// among its dependents, and only a discard that reaches such a slot looks for them (see
-  /// `EngineState+UnrecordedReads`). Written only by exclusive sections.
-  @exclusivity(unchecked) var sharesUnrecorded = false
   /// The serial of the last build that recorded this slot as a dependency: a builder that
   /// resolves the same provider twice records it once.
   @exclusivity(unchecked) var recordedBy = 0
@@ -68,6 +59,28 @@ final class Slot {
   init(_ info: ProviderInfo, in pod: PodRecord) {
     self.info = info
     self.pod = pod
+  }
+
+  /// Whether the entry's value is published for reads without the lock (`SharedReads.swift`).
+  var isPublished: Bool {
+    @inline(__always) get { marks & 1 != 0 }
+    @inline(__always) set { marks = newValue ? marks | 1 : marks & ~1 }
+  }
+
+  /// Whether the entry's dependencies in the root pod lack this slot among their dependents:
+  /// a request pod's instance built in a shared section (see `EngineState+UnrecordedReads`).
+  var readsUnrecorded: Bool {
+    @inline(__always) get { marks & 2 != 0 }
+    @inline(__always) set { marks = newValue ? marks | 2 : marks & ~2 }
+  }
+
+  /// For a slot of the root: set once a child pod has read it through an exclusive section.
+  /// Only then do builds of the root's children read it in shared sections without counting
+  /// among its dependents, and only a discard that reaches such a slot looks for them (see
+  /// `EngineState+UnrecordedReads`). Written only by exclusive sections.
+  var sharesUnrecorded: Bool {
+    @inline(__always) get { marks & 4 != 0 }
+    @inline(__always) set { marks = newValue ? marks | 4 : marks & ~4 }
   }
 
   /// The slot's place among its pod's members of its instance's scope; -1 when it is none.
