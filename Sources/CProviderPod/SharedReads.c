@@ -500,12 +500,10 @@ typedef struct pp_stripe {
   _Alignas(64) _Atomic(intptr_t) word;
 } pp_stripe;
 
-enum { stripe_count = 256 };
-static pp_stripe stripes[stripe_count];
+static pp_stripe stripes[pp_stripe_count];
 
 static inline _Atomic(intptr_t) *stripe_of(uintptr_t pod) {
-  uint64_t mixed = ((uint64_t)pod >> 4) * 0x9E3779B97F4A7C15ull;
-  return &stripes[mixed >> 56].word;
+  return &stripes[pp_pod_stripe(pod)].word;
 }
 
 void pp_pod_lock(uintptr_t pod) { spin_lock(stripe_of(pod)); }

@@ -16,13 +16,19 @@ struct RequestOverrideScopeTests {
     let built = Counter()
     let app = Pod()
     _ = app.resolve(client)
-    let request = Pod(
-      parent: app,
-      overrides: [
-        client.override(scope: OverrideSessionScope()) { _ in
-          Instance("request's client", serial: built.next())
-        }
-      ])
+    func request() -> Pod {
+      Pod(
+        parent: app,
+        overrides: [
+          client.override(scope: OverrideSessionScope()) { _ in
+            Instance("request's client", serial: built.next())
+          }
+        ])
+    }
+    // The app's first child joins it through its lock, which makes the lists its children
+    // join beside one another from then on.
+    _ = request().resolve(client)
+    let request = request()
     let before = app.exclusiveSectionsEntered
     let first = request.resolve(client)
     // Built and cached beside the siblings' work, where the scope it is listed under is the

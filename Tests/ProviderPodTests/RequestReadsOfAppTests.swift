@@ -174,6 +174,33 @@ struct RequestReadsOfAppTests {
     #expect(fixture.app.invariantViolations == [])
   }
 
+  @Test("a request that only reads the app's instances takes no lock other requests wait on")
+  func requestBesideHeldAppRecords() {
+    let fixture = Fixture()
+    let builds = fixture.builds
+    let (config, database) = (fixture.config, fixture.database)
+    let handler = Provider(scope: RequestScope(), name: "plain handler") { pod in
+      Instance(
+        "handler", serial: builds.next(),
+        dependencies: [pod.resolve(config), pod.resolve(database)])
+    }
+    let handled = Shared<Instance?>(nil)
+    // While another thread holds the lock of the app's shared records, a request joins the
+    // app, builds its handler from the app's instances and goes away: it takes none of it.
+    let finished = fixture.app.holdingCrossingLock {
+      waitWithWatchdog(
+        startThread {
+          let request = fixture.request()
+          handled.withLock { $0 = request.resolve(handler) }
+        })
+    }
+    #expect(finished, "a request waited for the lock of the app's shared records")
+    guard let built = handled.withLock({ $0 }) else { return }
+    #expect(built.dependencies[0] === fixture.app.resolve(config))
+    #expect(fixture.app.childCount == 0)
+    #expect(fixture.app.invariantViolations == [])
+  }
+
   @Test("requests on eight threads, beside clears of the app, dispose of each handler once")
   func threadsBesideClears() {
     let fixture = Fixture()

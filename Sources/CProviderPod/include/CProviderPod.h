@@ -196,8 +196,18 @@ intptr_t pp_shared_serial(void);
 void pp_crossing_lock(pp_tree_words *words);
 void pp_crossing_unlock(pp_tree_words *words);
 
-/// The lock of a pod's shared sections (a stripe chosen by its address). Taken before the
-/// crossing lock, never with another pod's.
+/// How many locks the pods' shared sections share (`pp_pod_stripe`).
+enum { pp_stripe_count = 256 };
+
+/// The stripe of a pod's shared sections' lock, chosen by its address: pods with the same
+/// stripe take turns. The root lists its children by it, so that a child joins and leaves that
+/// list under the lock it already holds.
+static inline uint32_t pp_pod_stripe(uintptr_t pod) {
+  return (uint32_t)((((uint64_t)pod >> 4) * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
+/// The lock of a pod's shared sections (its stripe's). Taken before the crossing lock, never
+/// with another pod's.
 void pp_pod_lock(uintptr_t pod);
 void pp_pod_unlock(uintptr_t pod);
 

@@ -30,7 +30,7 @@ extension EngineState {
     let causes = pending.count
     // Request pods may have read the root's instances without counting among their dependents
     // (see `EngineState+UnrecordedReads`): they are looked for once the walk has run out.
-    let unrecordedReads = root.firstChild != nil
+    let unrecordedReads = root.hasChildren
     var reachedRoot = false
     var removed: [(slot: Slot, entry: CacheEntry)] = []
     var index = 0

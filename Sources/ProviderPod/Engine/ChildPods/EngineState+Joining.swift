@@ -37,6 +37,9 @@ extension EngineState {
       child.isAlive = false
       return
     }
+    // A root's children go in its lists by stripe, which its children's shared sections
+    // join and leave (see `PodRecord+Children`); they are made here, under the tree's lock.
+    if child.parent === root { root.makeStripedChildren() }
     child.addToParent()
   }
 }

@@ -20,12 +20,16 @@ internal import CProviderPod
 /// - the request pod's own record, slots and the frames of its builds, under the pod's lock
 ///   (`pp_pod_lock`, a stripe chosen by the pod's address), which every shared section of the
 ///   pod holds from its first read of the pod to its last write;
-/// - in the root pod, only its list of children, and the "built from" records of its slots
-///   (`dependents`, `recordedBy`) for a build that an exclusive section recorded a read of the
-///   root for already, under the tree's crossing lock (`pp_crossing_lock`), taken inside the
-///   pod's lock for a few instructions; exclusive sections write them without it, since none
-///   runs beside a shared section. Every other read of the root's instances is noted on the
-///   request's side only (`EngineState+UnrecordedReads`);
+/// - the root's list of children of the pod's stripe, as the pod joins and leaves it, and the
+///   links of its neighbours there, under the same lock: every pod in that list has the same
+///   stripe (`PodRecord+Children`). So requests on other stripes write nothing of it;
+/// - in the root pod, only the "built from" records of its slots (`dependents`, `recordedBy`)
+///   for a build that an exclusive section recorded a read of the root for already, under the
+///   tree's crossing lock (`pp_crossing_lock`), taken inside the pod's lock for a few
+///   instructions; exclusive sections write them without it, since none runs beside a shared
+///   section. Every other read of the root's instances is noted on the request's side only
+///   (`EngineState+UnrecordedReads`), and a request with only such reads takes the crossing
+///   lock neither as it begins nor as it goes;
 /// - nothing of the tree's own state: a build begun here draws its serial from its thread
 ///   (`pp_shared_serial`), is not counted in `runningBuilds` (a resolve through the pod from
 ///   inside it is seen on the thread's own stack, which is what a synchronous build needs), and
@@ -112,6 +116,8 @@ extension EngineState {
       }
     }
     if override != nil || pod.ownedScopes.contains(scope.key) {
+      // A pod joins the root's list of its stripe, which only the exclusive side makes.
+      guard pod.isJoined || root.stripedChildren != nil else { return nil }
       return beginShared(
         provider, override: override, scope: scope, in: pod, slot: existing, caller: caller,
         treeID: treeID, tree: tree, released: &released)
@@ -173,11 +179,10 @@ extension EngineState {
     released: inout [AnyObject]
   ) -> ResolveStep {
     if !pod.isJoined {
-      // `join` for a child of the root, which has always joined and is not shut down.
+      // `join` for a child of the root, which has always joined and is not shut down: in
+      // the root's list of the pod's stripe, whose pods take the lock held here.
       pod.isJoined = true
-      pp_crossing_lock(tree.words)
       pod.addToParent()
-      pp_crossing_unlock(tree.words)
     }
     let slot = existing ?? addSlot(for: provider, in: pod, released: &released)
     let frame = ThreadRecord.current.takeSpare(treeID: treeID)
@@ -351,25 +356,29 @@ extension EngineState {
     return hasDisposals
   }
 
-  /// Takes `pod` out of the root's children, and its slots out of the root's "built from"
-  /// records, under the crossing lock; then drops the records among its own slots, which
-  /// would keep them alive in a cycle, and the copies its links hold.
+  /// Takes `pod` out of the root's children (its stripe's list, under the pod's lock), and
+  /// its slots out of the root's "built from" records, under the crossing lock, taken only
+  /// if it has any there (a request whose reads of the root were unrecorded has none); then
+  /// drops the records among its own slots, which would keep them alive in a cycle, and the
+  /// copies its links hold.
   @inline(__always)
   private static func detach(_ pod: PodRecord, tree: SharedTree) {
-    pp_crossing_lock(tree.words)
     pod.removeFromParent()
-    for slot in pod.slots.values {
-      if let target = slot.linkTarget {
-        _ = target.dependents.removeOne(slot)
-      } else if slot.entry != nil, !slot.readsUnrecorded {
-        // Lent by the list, as `detachable` reads it.
-        _ = slot.entry!.dependencies.allLent { dependency in
-          if dependency.pod !== pod { _ = dependency.dependents.removeOne(slot) }
-          return true
+    if hasRecordsInRoot(pod) {
+      pp_crossing_lock(tree.words)
+      for slot in pod.slots.values {
+        if let target = slot.linkTarget {
+          _ = target.dependents.removeOne(slot)
+        } else if slot.entry != nil, !slot.readsUnrecorded {
+          // Lent by the list, as `detachable` reads it.
+          _ = slot.entry!.dependencies.allLent { dependency in
+            if dependency.pod !== pod { _ = dependency.dependents.removeOne(slot) }
+            return true
+          }
         }
       }
+      pp_crossing_unlock(tree.words)
     }
-    pp_crossing_unlock(tree.words)
     for slot in pod.slots.values {
       slot.dependents.removeAll()
       if slot.linkTarget != nil {
@@ -377,6 +386,22 @@ extension EngineState {
         slot.linkTarget = nil
       }
     }
+  }
+}
+
+extension EngineState {
+  /// Whether a slot of `pod`, a child of the root going away, is counted in a slot of the
+  /// root: a link, or an instance whose reads of the root were recorded there.
+  @inline(__always)
+  fileprivate static func hasRecordsInRoot(_ pod: PodRecord) -> Bool {
+    for slot in pod.slots.values {
+      if slot.linkTarget != nil { return true }
+      if slot.entry != nil, !slot.readsUnrecorded {
+        let ownOnly = slot.entry!.dependencies.allLent { $0.pod === pod }
+        if !ownOnly { return true }
+      }
+    }
+    return false
   }
 }
 

@@ -36,10 +36,8 @@ extension EngineState {
   /// running build read, unrecorded, a slot of the root the discard reached (marked `mark`),
   /// marking them as reached.
   func appendUnrecordedReaders(reachedBy mark: Int, to pending: inout [Slot]) {
-    var child = root.firstChild
-    while let pod = child {
-      child = pod.nextSibling
-      guard pod.hasUnrecordedReads, pod.isAlive else { continue }
+    root.forEachChild { pod in
+      guard pod.hasUnrecordedReads, pod.isAlive else { return }
       for slot in pod.slots.values where slot.discardMark != mark {
         var reads = false
         if slot.readsUnrecorded, let entry = slot.entry {

@@ -1,3 +1,5 @@
+internal import CProviderPod
+
 extension EngineState {
   /// Stops on the first broken invariant after a change, a finished build or a pod going away,
   /// the way swift-collections' `_checkInvariants()` does: a bookkeeping bug shows where it
@@ -97,16 +99,27 @@ extension EngineState {
       for child in pod.children where child.parent !== pod {
         problems.append("a child pod listed under another parent")
       }
-      if pod.firstChild?.previousSibling != nil {
-        problems.append("a pod's first child has a sibling before it")
+      if pod.parent != nil, pod.stripedChildren != nil {
+        problems.append("a child pod lists its children by stripe, as only a root does")
       }
-      var child = pod.firstChild
-      while let current = child {
-        if let next = current.nextSibling, next.previousSibling !== current {
-          problems.append("a child pod's next sibling does not lead back to it")
+      if pod.parent == nil, pod.firstChild != nil {
+        problems.append("a root lists a child outside its lists by stripe")
+      }
+      for head in pod.childListHeads {
+        if head.previousSibling != nil {
+          problems.append("a pod's first child has a sibling before it")
         }
-        if !current.isJoined { problems.append("a child pod listed before it joined") }
-        child = current.nextSibling
+        var child: PodRecord? = head
+        while let current = child {
+          if let next = current.nextSibling, next.previousSibling !== current {
+            problems.append("a child pod's next sibling does not lead back to it")
+          }
+          if pod.stripedChildren != nil, current.stripe != head.stripe {
+            problems.append("a root's child listed under another stripe")
+          }
+          if !current.isJoined { problems.append("a child pod listed before it joined") }
+          child = current.nextSibling
+        }
       }
       for (key, slot) in pod.slots {
         let name = slot.info.name
@@ -259,6 +272,15 @@ extension Pod {
     #else
       0
     #endif
+  }
+
+  /// Runs `body` holding the lock that a request's shared sections take to write the root's
+  /// "built from" records (`pp_crossing_lock`), for tests that a request whose reads of the
+  /// root go unrecorded never takes it: a request on another thread must finish meanwhile.
+  func holdingCrossingLock<Result>(_ body: () -> Result) -> Result {
+    pp_crossing_lock(engine.treeWords)
+    defer { pp_crossing_unlock(engine.treeWords) }
+    return body()
   }
 
   /// How many child pods this pod has alive and listed (those used at least once), for tests

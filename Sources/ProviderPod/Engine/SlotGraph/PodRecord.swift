@@ -10,9 +10,14 @@
 /// `withLock`, but for the three named below; none of them calls user code or hands out an
 /// `inout` access that outlives the call. A request pod's shared
 /// sections (`EngineState+SharedSections`), which never run beside a `withLock` section, write
-/// only their own pod's record and slots, under that pod's lock, and in the root pod only its
-/// list of children and, for a build already recorded there, its slots' `dependents` and
-/// `recordedBy`, under the tree's crossing lock; what else they read, only `withLock` sections write. Three fields are read
+/// only their own pod's record and slots, under that pod's lock, and in the root pod only the
+/// list of children of their pod's stripe, under the same lock (every pod in that list takes
+/// it), and, for a build already recorded there, its slots' `dependents` and `recordedBy`,
+/// under the tree's crossing lock; what else they read, only `withLock` sections write. A
+/// root's `stripedChildren`, the heads of those lists, is a typed pointer: allocated under the
+/// tree's lock before its first child joins and never moved, so shared sections read it
+/// without a reference count, and freed by the root's `deinit`, once every child has removed
+/// itself from the lists (each holds its parent, and its pod going away unlinks it first). Three fields are read
 /// without the lock: `PodRecord.owner`, written once, by the pod's initializer, before anything
 /// else can reach the record; `PodRecord.isJoined`, read by the pod's own deinit, after
 /// every thread that could have written it (under the lock) has let go of the pod (see
@@ -82,6 +87,13 @@ final class PodRecord {
   @exclusivity(unchecked) var firstChild: PodRecord?
   @exclusivity(unchecked) var nextSibling: PodRecord?
   @exclusivity(unchecked) var previousSibling: PodRecord?
+  /// A root's children are listed apart, one list per lock of the pods' shared sections
+  /// (`pp_pod_stripe`), rather than from `firstChild`: a request's pod joins and leaves its
+  /// list under the lock its shared sections already hold, where one list would make every
+  /// request on every core write its head, under a lock they all take. The heads, made (in an
+  /// exclusive section) as the first child joins, and freed by the root's `deinit`; nil for
+  /// every other pod.
+  @exclusivity(unchecked) var stripedChildren: UnsafeMutablePointer<PodRecord?>?
   /// False once the pod is gone or shut down: builds still running then cache nothing in it.
   @exclusivity(unchecked) var isAlive = true
   /// Whether the pod is listed among its parent's children (always, for a root). A child
@@ -147,6 +159,11 @@ final class PodRecord {
   /// every request's record shares, is only read here (its uniqueness), never written, unless
   /// this releases the last reference to it.
   deinit {
+    if let stripedChildren {
+      // Every child removed itself as its pod went: the heads are all nil.
+      stripedChildren.deinitialize(count: Self.stripeCount)
+      stripedChildren.deallocate()
+    }
     var next = parent.take()
     while var record = next.take(), isKnownUniquelyReferenced(&record) {
       next = record.parent.take()
