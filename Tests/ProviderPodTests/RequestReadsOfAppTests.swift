@@ -9,51 +9,28 @@ import Testing
 // changed, at once, and each handler's hook must run exactly once. Each test checks that the
 // request really read the app's instances that way, so that it cannot pass by going around it.
 
-private struct RequestScope: ProviderScope {}
-private struct AppScope: ProviderScope {}
+private typealias RequestScope = AppRequestScope
+private typealias AppScope = AppConfigScope
 
-/// The app's pieces a request's handler is built from, and the handler.
+/// The app (`AppWithRequests`), and the handler each request builds from its config and
+/// database.
 private struct Fixture {
-  let app = Pod()
-  let log = DisposalLog()
-  let builds = Counter()
-  let config: Provider<Instance>
-  let database: Provider<Instance>
+  let shared = AppWithRequests()
   let handler: Provider<Instance>
+  var app: Pod { shared.pod }
+  var log: DisposalLog { shared.log }
+  var builds: Counter { shared.builds }
+  var config: Provider<Instance> { shared.config }
+  var database: Provider<Instance> { shared.database }
 
   /// `extra`, if given, is resolved by the handler's builder after the two app instances.
   init(extra: Provider<Instance>? = nil) {
-    let log = self.log
-    let builds = self.builds
-    config = Provider(scope: AppScope(), name: "config", onDiscard: log.record) { _ in
-      Instance("config", serial: builds.next())
-    }
-    database = Provider(name: "database", onDiscard: log.record) { _ in
-      Instance("database", serial: builds.next())
-    }
-    let config = self.config
-    let database = self.database
-    handler = Provider(scope: RequestScope(), name: "handler", onDiscard: log.record) { pod in
-      var dependencies = [pod.resolve(config), pod.resolve(database)]
-      if let extra { dependencies.append(pod.resolve(extra)) }
-      return Instance("handler", serial: builds.next(), dependencies: dependencies)
-    }
-    // Cached in the app first, and read by a first request through the app's lock: later
-    // requests read them from their builds on their side only.
-    _ = app.resolve(config)
-    _ = app.resolve(database)
-    let first = Provider(scope: RequestScope(), name: "first") { pod in
-      [pod.resolve(config), pod.resolve(database)].count
-    }
-    _ = Pod(parent: app, scopes: [RequestScope()]).resolve(first)
+    let reads = [shared.config, shared.database] + (extra.map { [$0] } ?? [])
+    handler = shared.requestProvider("handler", reads: reads)
   }
 
-  func request() -> Pod { Pod(parent: app, scopes: [RequestScope()]) }
-
-  /// Whether `request` holds reads of the app's instances noted on its side only.
-  func readsUnrecorded(_ request: Pod) -> Bool {
-    request.engine.state.withLock { _ in request.engine.pod.hasUnrecordedReads }
-  }
+  func request() -> Pod { shared.request() }
+  func readsUnrecorded(_ request: Pod) -> Bool { shared.readsUnrecorded(request) }
 }
 
 @Suite("A request's reads of the app's instances")

@@ -8,74 +8,21 @@ import Testing
 // every handler built from a changed app instance is discarded (its hook run once) before the
 // change returns, that nothing stale is handed out after, and that the bookkeeping holds.
 
-private struct ReqScope: ProviderScope {}
-private struct AppLevelScope: ProviderScope {}
-
-/// An app with a few singletons, and a request scope whose providers read them.
-private final class App: Sendable {
-  let pod = Pod()
-  let log = DisposalLog()
-  let builds = Counter()
-  let config: Provider<Instance>
-  let database: Provider<Instance>
-  /// An app singleton built from another: `store` from `database`.
-  let store: Provider<Instance>
-
-  init() {
-    let log = self.log
-    let builds = self.builds
-    config = Provider(scope: AppLevelScope(), name: "config", onDiscard: log.record) { _ in
-      Instance("config", serial: builds.next())
-    }
-    database = Provider(name: "database", onDiscard: log.record) { _ in
-      Instance("database", serial: builds.next())
-    }
-    let database = self.database
-    store = Provider(name: "store", onDiscard: log.record) { pod in
-      Instance("store", serial: builds.next(), dependencies: [pod.resolve(database)])
-    }
-    _ = pod.resolve(config)
-    _ = pod.resolve(database)
-    _ = pod.resolve(store)
-    // A first request reads each through the app's lock, which lets later requests read them
-    // on their side only; its pod goes at once, disposing of what it built.
-    let reads = [config, database, store]
-    let first = Provider(scope: ReqScope(), name: "first") { pod in
-      reads.map { pod.resolve($0) }.count
-    }
-    _ = Pod(parent: pod, scopes: [ReqScope()]).resolve(first)
-  }
-
-  func request() -> Pod { Pod(parent: pod, scopes: [ReqScope()]) }
-
-  /// A request-scoped provider named `name` reading `reads` in order.
-  func requestProvider(_ name: String, reads: [Provider<Instance>]) -> Provider<Instance> {
-    let log = self.log
-    let builds = self.builds
-    return Provider(scope: ReqScope(), name: name, onDiscard: log.record) { pod in
-      Instance(name, serial: builds.next(), dependencies: reads.map { pod.resolve($0) })
-    }
-  }
-
-  func marked(_ request: Pod) -> Bool {
-    request.engine.state.withLock { _ in request.engine.pod.hasUnrecordedReads }
-  }
-
-  func violations(_ pods: Pod...) -> [String] {
-    pods.flatMap(\.invariantViolations)
-  }
-}
+private typealias ReqScope = AppRequestScope
+private typealias AppLevelScope = AppConfigScope
+/// The app, with a singleton built from another: `store` from `database`.
+private typealias App = AppWithRequests
 
 @Suite("Review: a request's unrecorded reads of the app")
 struct UnrecordedReadsReviewTests {
   @Test("nested request builds: clearing the app singleton discards service and handler once")
   func nestedRequestBuilds() {
-    let app = App()
+    let app = App(withStore: true)
     let service = app.requestProvider("service", reads: [app.config])
     let handler = app.requestProvider("handler", reads: [service, app.database])
     let request = app.request()
     let built = request.resolve(handler)
-    #expect(app.marked(request))
+    #expect(app.readsUnrecorded(request))
     app.pod.clearCachedInstances(forScope: AppLevelScope())
     #expect(
       app.log.take().sorted()
@@ -92,23 +39,23 @@ struct UnrecordedReadsReviewTests {
 
   @Test("clearing an app singleton another app singleton was built from reaches the request")
   func appChainReachesRequest() {
-    let app = App()
-    let handler = app.requestProvider("handler", reads: [app.store])
+    let app = App(withStore: true)
+    let handler = app.requestProvider("handler", reads: [app.store!])
     let requests = (0..<3).map { _ in app.request() }
     let built = requests.map { $0.resolve(handler) }
-    #expect(requests.allSatisfy(app.marked))
+    #expect(requests.allSatisfy(app.readsUnrecorded))
     app.pod.clearCachedInstance(of: app.database)
     #expect(
       app.log.take().sorted()
         == (["database#2", "store#3"] + built.map(\.description)).sorted())
-    let store = app.pod.resolve(app.store)
+    let store = app.pod.resolve(app.store!)
     #expect(requests.allSatisfy { $0.resolve(handler).dependencies[0] === store })
     #expect(app.violations(app.pod) == [])
   }
 
   @Test("a request pod's grandchild's instance built from a marked handler is discarded")
   func grandchildOfRequest() {
-    let app = App()
+    let app = App(withStore: true)
     struct Leaf: ProviderScope {}
     let handler = app.requestProvider("handler", reads: [app.config])
     let log = app.log
@@ -138,7 +85,7 @@ struct UnrecordedReadsReviewTests {
 
   @Test("a marked build then reading through the exclusive path: family, throwing, weak, lazy")
   func mixedPaths() throws {
-    let app = App()
+    let app = App(withStore: true)
     let builds = app.builds
     let family = ProviderFamily(name: "member") { (_, id: Int) in
       Instance("member\(id)", serial: builds.next())
@@ -158,7 +105,7 @@ struct UnrecordedReadsReviewTests {
       let thrown = try? pod.resolve(throwing)
       let weakOne = pod.resolve(weak)
       let lazyOne = pod.resolve(lazy)
-      let store = pod.resolve(app.store)
+      let store = pod.resolve(app.store!)
       return Instance(
         "handler", serial: builds.next(),
         dependencies: [config, member, database, thrown!, weakOne, lazyOne, store])
@@ -184,7 +131,7 @@ struct UnrecordedReadsReviewTests {
     expectDiscarded("database") { app.pod.clearCachedInstance(of: app.database) }
     expectDiscarded("throwing") { app.pod.clearCachedInstance(of: throwing) }
     expectDiscarded("lazy") { app.pod.clearCachedInstance(of: lazy) }
-    expectDiscarded("store") { app.pod.clearCachedInstance(of: app.store) }
+    expectDiscarded("store") { app.pod.clearCachedInstance(of: app.store!) }
     expectDiscarded("weak") { app.pod.clearCachedInstance(of: weak) }
     expectDiscarded("override") {
       app.pod.overrideProvider(app.config, withValue: Instance("o", serial: 0))
@@ -195,7 +142,7 @@ struct UnrecordedReadsReviewTests {
 
   @Test("a build context kept past the build and used later records nothing stale")
   func keptContext() {
-    let app = App()
+    let app = App(withStore: true)
     let kept = Shared<BuildContext?>(nil)
     let log = app.log
     let handler = Provider(scope: ReqScope(), name: "handler", onDiscard: log.record) { pod in
@@ -204,11 +151,11 @@ struct UnrecordedReadsReviewTests {
     }
     let request = app.request()
     let built = request.resolve(handler)
-    #expect(app.marked(request))
+    #expect(app.readsUnrecorded(request))
     let context = kept.withLock { $0 }!
     // Read after the build through the kept context: the handler is not built from these.
     _ = context.resolve(app.database)
-    _ = context.resolve(app.store)
+    _ = context.resolve(app.store!)
     #expect(app.violations(app.pod, request) == [])
     app.pod.clearCachedInstance(of: app.database)
     #expect(app.log.take().sorted() == ["database#2", "store#3"])
@@ -221,7 +168,7 @@ struct UnrecordedReadsReviewTests {
 
   @Test("a request pod with its own value and an observer: app changes still reach it")
   func observedRequestWithOwnOverride() {
-    let app = App()
+    let app = App(withStore: true)
     let requestData = Provider<Instance>(scope: ReqScope(), name: "data") { _ in
       Instance("default", serial: 0)
     }
@@ -244,13 +191,9 @@ struct UnrecordedReadsReviewTests {
 
   @Test("repeated reads of one app instance do not grow a request's instance without bound")
   func repeatedReadsDoNotGrowTheList() {
-    let app = App()
-    let builds = app.builds
+    let app = App(withStore: true)
     // Seventeen app instances read first: the build's list is past the length it searches.
-    let many = (0..<17).map { index in
-      Provider(name: "app\(index)") { _ in Instance("app\(index)", serial: builds.next()) }
-    }
-    for provider in many { _ = app.pod.resolve(provider) }
+    let many = app.cachedSingletons(17)
     let handler = Provider(scope: ReqScope(), name: "handler") { pod in
       for provider in many { _ = pod.resolve(provider) }
       for _ in 0..<1_000 { _ = pod.resolve(app.config) }
@@ -298,27 +241,36 @@ private final class PausedHandler: Sendable {
       return Instance("handler", serial: builds.next(), dependencies: dependencies)
     }
   }
+
+  /// Resolves the handler through `request` on a thread of its own, and waits until its build
+  /// waits at the gate: the thread's result, and its end. Nil, with an issue recorded, if the
+  /// build never got there.
+  func startPaused(in request: Pod) -> (built: Shared<Instance?>, done: DispatchSemaphore)? {
+    let built = Shared<Instance?>(nil)
+    let handler = handler
+    let done = startThread { built.withLock { $0 = request.resolve(handler) } }
+    guard waitOrFail(entered, "the request's build") else { return nil }
+    return (built, done)
+  }
 }
 
 @Suite("Review: a request's unrecorded reads of the app, beside other threads")
 struct UnrecordedReadsReviewConcurrencyTests {
   @Test("a marked build that then reads an uncached app singleton is found by a later clear")
   func markedThenExclusiveAfterUnrelatedChange() {
-    let app = App()
+    let app = App(withStore: true)
     let builds = app.builds
     let lazy = Provider(name: "lazy") { _ in Instance("lazy", serial: builds.next()) }
     let paused = PausedHandler(app, after: lazy)
     let request = app.request()
-    let built = Shared<Instance?>(nil)
-    let done = startThread { built.withLock { $0 = request.resolve(paused.handler) } }
-    guard waitOrFail(paused.entered, "the request's build") else { return }
-    #expect(app.marked(request))
+    guard let run = paused.startPaused(in: request) else { return }
+    #expect(app.readsUnrecorded(request))
     // An unrelated change while the build runs: the build goes on and is cached.
-    app.pod.clearCachedInstance(of: app.store)
+    app.pod.clearCachedInstance(of: app.store!)
     #expect(app.log.take() == ["store#3"])
     paused.gate.signal()
-    guard waitOrFail(done, "the request's thread") else { return }
-    let handler = built.withLock { $0 }!
+    guard waitOrFail(run.done, "the request's thread") else { return }
+    let handler = run.built.withLock { $0 }!
     #expect(request.resolve(paused.handler) === handler)
     #expect(app.violations(app.pod, request) == [])
     app.pod.clearCachedInstances(forScope: AppLevelScope())
@@ -332,20 +284,18 @@ struct UnrecordedReadsReviewConcurrencyTests {
 
   @Test("an app clear while a marked build waits, then an exclusive read: nothing stale cached")
   func clearWhileMarkedThenExclusive() {
-    let app = App()
+    let app = App(withStore: true)
     let builds = app.builds
     let lazy = Provider(name: "lazy") { _ in Instance("lazy", serial: builds.next()) }
     let paused = PausedHandler(app, after: lazy)
     let request = app.request()
-    let built = Shared<Instance?>(nil)
-    let done = startThread { built.withLock { $0 = request.resolve(paused.handler) } }
-    guard waitOrFail(paused.entered, "the request's build") else { return }
+    guard let run = paused.startPaused(in: request) else { return }
     app.pod.clearCachedInstances(forScope: AppLevelScope())
     #expect(app.log.take() == ["config#1"])
     #expect(app.violations(app.pod, request) == [])
     paused.gate.signal()
-    guard waitOrFail(done, "the request's thread") else { return }
-    let stale = built.withLock { $0 }!
+    guard waitOrFail(run.done, "the request's thread") else { return }
+    let stale = run.built.withLock { $0 }!
     let config = app.pod.resolve(app.config)
     let fresh = request.resolve(paused.handler)
     #expect(fresh !== stale)
@@ -357,17 +307,15 @@ struct UnrecordedReadsReviewConcurrencyTests {
 
   @Test("an override in the request pod while its marked build waits keeps the result out")
   func requestOverrideWhileMarkedBuildWaits() {
-    let app = App()
+    let app = App(withStore: true)
     let paused = PausedHandler(app)
     let request = app.request()
-    let built = Shared<Instance?>(nil)
-    let done = startThread { built.withLock { $0 = request.resolve(paused.handler) } }
-    guard waitOrFail(paused.entered, "the request's build") else { return }
-    #expect(app.marked(request))
+    guard let run = paused.startPaused(in: request) else { return }
+    #expect(app.readsUnrecorded(request))
     let mine = Instance("mine", serial: 0)
     request.overrideProvider(app.config, withValue: mine)
     paused.gate.signal()
-    guard waitOrFail(done, "the request's thread") else { return }
+    guard waitOrFail(run.done, "the request's thread") else { return }
     #expect(request.resolve(paused.handler).dependencies[0] === mine)
     #expect(app.log.take() == [])
     #expect(app.violations(app.pod, request) == [])
@@ -381,25 +329,23 @@ struct UnrecordedReadsReviewConcurrencyTests {
 
   @Test("a request pod shut down while its marked build waits: no hook twice, app still clean")
   func shutdownWhileMarkedBuildWaits() async throws {
-    let app = App()
+    let app = App(withStore: true)
     let paused = PausedHandler(app)
     let request = app.request()
     let service = app.requestProvider("service", reads: [app.database])
     let serviceInstance = request.resolve(service)
-    let built = Shared<Instance?>(nil)
-    let done = startThread { built.withLock { $0 = request.resolve(paused.handler) } }
-    guard waitOrFail(paused.entered, "the request's build") else { return }
+    guard let run = paused.startPaused(in: request) else { return }
     let shutdown = Task.detached { try await request.shutdown() }
     // Released whatever the shutdown does first: it may wait for the build, or not.
     paused.gate.signal()
     try await shutdown.value
-    guard waitOrFail(done, "the request's thread") else { return }
+    guard waitOrFail(run.done, "the request's thread") else { return }
     let log = app.log.take()
     #expect(log.filter { $0 == serviceInstance.description }.count == 1, "\(log)")
     #expect(app.violations(app.pod) == [])
     app.pod.clearCachedInstances(forScope: AppLevelScope())
     app.pod.clearCachedInstance(of: app.database)
-    let handler = built.withLock { $0 }!
+    let handler = run.built.withLock { $0 }!
     let after = app.log.take()
     #expect(!after.contains(serviceInstance.description), "\(after)")
     #expect(after.filter { $0 == handler.description }.count <= 1, "\(after)")
@@ -410,11 +356,11 @@ struct UnrecordedReadsReviewConcurrencyTests {
     "requests on eight threads beside app overrides and clears: nothing stale, hooks once",
     arguments: [false, true])
   func stressNothingStale(freshPods: Bool) {
-    let app = App()
+    let app = App(withStore: true)
     // Every config is an override with its generation as serial, published once it returns.
     let generation = Shared(1)
     app.pod.overrideProvider(app.config, withValue: Instance("cfg", serial: 1))
-    let service = app.requestProvider("service", reads: [app.config, app.store])
+    let service = app.requestProvider("service", reads: [app.config, app.store!])
     let handler = app.requestProvider("handler", reads: [service, app.database, app.config])
     let stop = Shared(false)
     let changes = startThread {
@@ -423,8 +369,8 @@ struct UnrecordedReadsReviewConcurrencyTests {
         round += 1
         switch round % 4 {
         case 0: app.pod.clearCachedInstance(of: app.database)
-        case 1: app.pod.clearCachedInstance(of: app.store)
-        case 2: _ = app.pod.resolve(app.store)
+        case 1: app.pod.clearCachedInstance(of: app.store!)
+        case 2: _ = app.pod.resolve(app.store!)
         default:
           let next = generation.withLock { $0 } + 1
           app.pod.overrideProvider(app.config, withValue: Instance("cfg", serial: next))
@@ -475,27 +421,27 @@ struct UnrecordedReadsReviewConcurrencyTests {
 struct UnrecordedReadsReviewLifetimeTests {
   @Test("an override in the request of what an app singleton was built from reaches its handler")
   func requestOverridesWhatTheAppSingletonReads() {
-    let app = App()
-    let handler = app.requestProvider("handler", reads: [app.store, app.config])
+    let app = App(withStore: true)
+    let handler = app.requestProvider("handler", reads: [app.store!, app.config])
     let request = app.request()
     let built = request.resolve(handler)
-    #expect(app.marked(request))
+    #expect(app.readsUnrecorded(request))
     let mine = Instance("mine", serial: 0)
     request.overrideProvider(app.database, withValue: mine)
     #expect(app.log.take() == [built.description])
     let again = request.resolve(handler)
     #expect(again.dependencies[0].dependencies[0] === mine)
-    #expect(app.pod.resolve(app.store) === built.dependencies[0])
+    #expect(app.pod.resolve(app.store!) === built.dependencies[0])
     #expect(app.violations(app.pod, request) == [])
   }
 
   @Test("the dependency graph shows a request's unrecorded reads of the app")
   func graphShowsUnrecordedReads() {
-    let app = App()
-    let handler = app.requestProvider("handler", reads: [app.config, app.store])
+    let app = App(withStore: true)
+    let handler = app.requestProvider("handler", reads: [app.config, app.store!])
     let request = app.request()
     _ = request.resolve(handler)
-    #expect(app.marked(request))
+    #expect(app.readsUnrecorded(request))
     let graph = request.dependencyGraph()
     let edges = Set(graph.edges.map { "\($0.dependent.provider)->\($0.dependency.provider)" })
     #expect(edges.isSuperset(of: ["handler->config", "handler->store"]), "\(edges)")
@@ -505,7 +451,7 @@ struct UnrecordedReadsReviewLifetimeTests {
     "a request pod going the exclusive way (published read, or a child) leaves the app clean",
     arguments: [false, true])
   func exclusiveRelease(withChild: Bool) {
-    let app = App()
+    let app = App(withStore: true)
     let handler = app.requestProvider("handler", reads: [app.config, app.database])
     var request: Pod? = app.request()
     var child: Pod? = withChild ? Pod(parent: request!) : nil
@@ -513,7 +459,7 @@ struct UnrecordedReadsReviewLifetimeTests {
     // A second resolve through the pod publishes the instance: its release is then exclusive.
     #expect(request!.resolve(handler) === built)
     _ = child?.resolve(handler)
-    #expect(app.marked(request!))
+    #expect(app.readsUnrecorded(request!))
     child = nil
     request = nil
     #expect(app.log.take() == [built.description])
@@ -526,12 +472,12 @@ struct UnrecordedReadsReviewLifetimeTests {
 
   @Test("the app's shutdown with live marked requests runs each hook once, handlers first")
   func appShutdownWithMarkedRequests() async throws {
-    let app = App()
+    let app = App(withStore: true)
     let service = app.requestProvider("service", reads: [app.database])
-    let handler = app.requestProvider("handler", reads: [service, app.config, app.store])
+    let handler = app.requestProvider("handler", reads: [service, app.config, app.store!])
     let requests = (0..<4).map { _ in app.request() }
     let built = requests.map { $0.resolve(handler) }
-    #expect(requests.allSatisfy(app.marked))
+    #expect(requests.allSatisfy(app.readsUnrecorded))
     try await app.pod.shutdown()
     let log = app.log.take()
     let counts = Dictionary(log.map { ($0, 1) }, uniquingKeysWith: +)
@@ -549,13 +495,9 @@ struct UnrecordedReadsReviewLifetimeTests {
 
   @Test("a request build reading an app singleton in a loop past sixteen reads stays consistent")
   func longListsBesideClears() {
-    let app = App()
-    let builds = app.builds
-    let many = (0..<20).map { index in
-      Provider(name: "app\(index)") { _ in Instance("app\(index)", serial: builds.next()) }
-    }
-    for provider in many { _ = app.pod.resolve(provider) }
-    let log = app.log
+    let app = App(withStore: true)
+    let many = app.cachedSingletons(20)
+    let (log, builds) = (app.log, app.builds)
     let handler = Provider(scope: ReqScope(), name: "handler", onDiscard: log.record) { pod in
       var read = [pod.resolve(app.config)]
       for provider in many { read.append(pod.resolve(provider)) }
