@@ -184,29 +184,28 @@ final class PodIsolation: Sendable {
   /// instances, not the isolation's pod's: used inside the isolation, it reads and builds in
   /// the pod every other test sees, and the isolation's overrides do not reach it. It cannot
   /// be moved to the isolation's pod, so the test is told, once for each such child.
+  ///
+  /// Only a pod without a parent can be isolated, so the one ancestor to look for is the root
+  /// of the child's tree, found at once: a walk up the parents made a chain of pods made
+  /// inside an isolation, each used once, quadratic.
   func reportIfMadeBeforeAnIsolation(child: Pod) {
-    var ancestor = child.parent
-    while let pod = ancestor {
-      if let isolated = isolatedPod(for: pod) {
-        guard let report = isolated.engine.settings.reportIssue else { return }
-        let id = ObjectIdentifier(child)
-        let first = childrenReported.withLock { reported in
-          reported.insert(id).inserted
-        }
-        if first {
-          report(
-            """
-            ProviderPod: this test resolves through a child pod made before the test isolated \
-            the pod it was made from, so the child still shares that pod's instances: the \
-            test's overrides do not reach what it shares, and what it builds there stays for \
-            other tests. Make the child pod inside the test (a child made there from the \
-            isolated pod is a child of the test's pod), or make it lazily rather than at launch.
-            """)
-        }
-        return
-      }
-      ancestor = pod.parent
+    guard let root = child.engine.withTreeRoot({ $0.owner }), root !== child,
+      let isolated = isolatedPod(for: root),
+      let report = isolated.engine.settings.reportIssue
+    else { return }
+    let id = ObjectIdentifier(child)
+    let first = childrenReported.withLock { reported in
+      reported.insert(id).inserted
     }
+    guard first else { return }
+    report(
+      """
+      ProviderPod: this test resolves through a child pod made before the test isolated \
+      the pod it was made from, so the child still shares that pod's instances: the \
+      test's overrides do not reach what it shares, and what it builds there stays for \
+      other tests. Make the child pod inside the test (a child made there from the \
+      isolated pod is a child of the test's pod), or make it lazily rather than at launch.
+      """)
   }
 
   /// Whether this task runs inside an isolation whose reporter is `reports`.
