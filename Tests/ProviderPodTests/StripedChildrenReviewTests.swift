@@ -17,6 +17,8 @@ private struct AppScope: ProviderScope {}
 private let stripedAppPod = Pod()
 /// A global that a test swaps, as an app's `nonisolated(unsafe) var` would be.
 nonisolated(unsafe) private var swappedAppPod = Pod()
+/// Guards `swappedAppPod`: the app's own global, not the library, must not race.
+private let swappedAppPodLock = NSLock()
 
 /// An app pod, the app's instances a request's handler is built from, and the handler.
 private struct Fixture {
@@ -207,11 +209,14 @@ struct StripedChildrenReviewTests {
     let olds = WeakList()
     onThreads(8) { thread in
       for index in 0..<100 {
+        swappedAppPodLock.lock()
         if thread == 0, index % 10 == 0 {
           olds.add(swappedAppPod.engine.pod)
           swappedAppPod = Pod()
         }
-        let request = Pod(parent: swappedAppPod, scopes: [RequestScope()])
+        let app = swappedAppPod
+        swappedAppPodLock.unlock()
+        let request = Pod(parent: app, scopes: [RequestScope()])
         _ = request.resolve(plain)
       }
     }
@@ -382,7 +387,8 @@ struct StripedChildrenReviewTests {
       appPod = app
       _ = app.resolve(database)
       _ = Pod(parent: app, scopes: [RequestScope()]).resolve(keeper)
-      onThreads(8) { _ in
+      // Until the threads end: a thread's closure, which holds the app, goes with it.
+      onThreadsUntilTheyEnd(8) { _ in
         for index in 0..<50 {
           let request = Pod(parent: app, scopes: [RequestScope()])
           let kept = request.resolve(keeper)
