@@ -196,8 +196,9 @@ struct StripedChildrenReviewTests {
     #expect(stripedAppPod.invariantViolations == [])
     #expect(repeats(fixture.log.entries) == [:])
     // Every request's handler and plain instance went with its pod, once.
-    #expect(fixture.log.entries.filter { $0.hasPrefix("handler") || $0.hasPrefix("plain") }
-      .count == fixture.builds.value - 2)
+    #expect(
+      fixture.log.entries.filter { $0.hasPrefix("handler") || $0.hasPrefix("plain") }
+        .count == fixture.builds.value - 2)
   }
 
   @Test("a global app pod replaced while its requests run on other threads")
@@ -306,7 +307,9 @@ struct StripedChildrenReviewTests {
     #expect(waitOrFail(checker, "the checking thread"))
     #expect(violations.withLock { $0 } == [])
     #expect(fixture.app.childCount == kept.count)
-    for (pod, handler) in zip(kept, keptHandlers) { #expect(pod.resolve(fixture.plain) === handler) }
+    for (pod, handler) in zip(kept, keptHandlers) {
+      #expect(pod.resolve(fixture.plain) === handler)
+    }
     fixture.app.clearCachedInstances(forScope: AppScope())
     #expect(fixture.app.invariantViolations == [])
   }
@@ -342,7 +345,11 @@ struct StripedChildrenReviewTests {
           _ = grandchild.resolve(fixture.handler)
           if request.childCount == 1 { grandchildren.next() }
         case 1:
-          _ = blockingOn { _ = try? await request.resolve(asyncHandler) }
+          // Lent to the task in a box this thread empties: the task's closure may be freed
+          // after the wait returns, and must not keep the pod past this iteration.
+          let lent = Shared<Pod?>(request)
+          _ = blockingOn { _ = try? await lent.withLock({ $0 })?.resolve(asyncHandler) }
+          lent.withLock { $0 = nil }
         case 2:
           _ = observed.resolve(fixture.handler)
           fixture.app.clearCachedInstance(of: fixture.config)
@@ -353,8 +360,6 @@ struct StripedChildrenReviewTests {
     }
     stop.withLock { $0 = true }
     #expect(blockingOn { await watching.value })
-    // A task that ran a request's async build may let go of its pod a little later.
-    for _ in 0..<200 where fixture.app.childCount > 1 { Thread.sleep(forTimeInterval: 0.01) }
     #expect(grandchildren.value == 200)
     #expect(fixture.app.invariantViolations == [])
     #expect(fixture.app.childCount == 1)
@@ -525,8 +530,13 @@ struct StripedChildrenReviewTests {
     }
     #expect(waitOrFail(entered, "the paused build"))
     let shutdown = Task { try await fixture.app.shutdown() }
-    // The shutdown reaches the request's pod while its build runs, then the build ends.
-    try await Task.sleep(for: .milliseconds(50))
+    // The shutdown reaches the request's pod while its build runs, then the build ends: the
+    // gate opens once the shutdown has begun (a hang watchdog only bounds the wait).
+    let began = ContinuousClock.now
+    while fixture.app.engine.isAlive, began.duration(to: .now) < .seconds(60) {
+      await Task.yield()
+    }
+    #expect(!fixture.app.engine.isAlive, "the app's shutdown did not begin")
     gate.signal()
     #expect(waitOrFail(done, "the request's thread"))
     try await shutdown.value
