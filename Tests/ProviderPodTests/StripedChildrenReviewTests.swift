@@ -74,12 +74,23 @@ private func blockingOn(_ body: @escaping @Sendable () async -> Void) -> Bool {
     await body()
     done.signal()
   }
-  return waitWithWatchdog(done)
+  // A hang watchdog with room to spare: the task needs a thread of the cooperative pool,
+  // which other suites running beside this one may hold for many seconds (the full suite
+  // held it past 20 s on two cores).
+  return done.wait(timeout: .now() + .seconds(600)) == .success
 }
 
 // Serialized, and blocking no thread of the cooperative pool while it waits for a task: the
-// pool has one thread per core, two here.
-@Suite("A root's children listed by stripe", .serialized)
+// pool has one thread per core, two here. These tests keep more threads than cores busy for
+// seconds: run beside the other suites on two cores, they starved those suites' async tests
+// past their watchdogs. So they run only when asked for by name, alone: `.ci/run` runs them
+// in a step of their own.
+@Suite(
+  "A root's children listed by stripe", .serialized,
+  .enabled(
+    if: ProcessInfo.processInfo.environment["PROVIDERPOD_RUN_ALONE"] == "StripedChildrenReview",
+    "runs alone: PROVIDERPOD_RUN_ALONE=StripedChildrenReview swift test --filter StripedChildrenReview"
+  ))
 struct StripedChildrenReviewTests {
   @Test("requests on twelve threads beside clears, overrides and request shutdowns")
   func requestsBesideAppChanges() {
