@@ -92,7 +92,7 @@ public final class Pod: Sendable {
         of: parent, ownedScopes: owned, overrides: records, observer: observer)
       engine.parentPod = copy parent
     }
-    engine.pod.owner = self
+    engine.pod.noteOwner(self)
     engine.reportOverridden(records)
   }
 

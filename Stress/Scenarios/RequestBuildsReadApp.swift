@@ -14,7 +14,8 @@ import ProviderPod
 /// then fails; while other threads clear those instances,
 /// override them on the app's pod and take the overrides away, resolve an async instance of the
 /// app, release request pods made on other threads, and resolve through contexts kept past
-/// their builds. Some requests are observed, some have a child of their own that builds the
+/// their builds, and through the pods those contexts give while their own threads let go of
+/// them. Some requests are observed, some have a child of their own that builds the
 /// handler. Each value carries a check of its own contents, so a copy of freed storage shows
 /// as a broken check (or a crash under ASan); once a change of the plain class has returned,
 /// no request that starts afterwards may be built from the one it replaced.
@@ -116,6 +117,10 @@ enum RequestBuildsReadApp {
     // Not from a request that is shut down: a shut-down pod builds nothing, and stops the
     // program that resolves through it.
     if plain.serial % 8 == 0, !Serving.shutsDown {
+      // Half of them know their pod before they are kept: asked from the build.
+      if plain.serial % 16 == 0 {
+        report.check(context.pod != nil, "a build's context did not know its live pod")
+      }
       keptContexts.withLock { if $0.count < 64 { $0.append(context) } }
     }
     return Handler(plain: plain, parts: parts)
@@ -286,6 +291,11 @@ enum RequestBuildsReadApp {
     report.check(context.resolve(pairProvider).isIntact, "a kept context read a broken struct")
     report.check(
       context.resolve(existentialProvider).isIntact, "a kept context read a broken existential")
+    // The request's pod, asked for as its own thread may be letting go of it: the pod, alive
+    // for as long as it is held here, or nil.
+    if let pod = context.pod {
+      report.check(pod.resolve(plainProvider).isIntact, "a kept context's pod read a broken class")
+    }
     return true
   }
 }

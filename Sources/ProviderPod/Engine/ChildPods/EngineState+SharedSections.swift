@@ -259,6 +259,7 @@ extension EngineState {
     guard pod.parent === root, tree.mayRun(in: pod, root: root) else { return nil }
     pod.lockSharedSections()
     defer { pod.unlockSharedSections() }
+    pod.forgetOwnerAddress()
     guard pod.firstChild == nil else { return nil }
     var result = ReleasedPod()
     if pod.shutdown != nil {

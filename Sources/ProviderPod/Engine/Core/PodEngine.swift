@@ -45,9 +45,14 @@ final class PodEngine {
   /// address rather than a reference, which a child's engine would write as it is made and
   /// let go of (see the header for why the address stays valid).
   let treeWords: UnsafeMutablePointer<pp_tree_words>
-  /// The pod itself, for a builder that asks for it: its record's weak reference, set once
-  /// before the engine is shared (one weak reference per pod, not two).
-  var root: Pod? { pod.owner }
+  /// The pod itself, for a builder that asks for it: its record's weak reference (one per
+  /// pod, not two), which an unobserved child's record sets only when first asked, under the
+  /// lock.
+  var root: Pod? {
+    guard pod.setsOwnerWhenAsked else { return pod.owner }
+    let pod = self.pod
+    return state.withLock { _ in pod.ownerSettingItFirst() }
+  }
   /// A child pod's parent `Pod`, which the child keeps alive (`Pod.parent`); nil for a root.
   /// Kept here rather than in the `Pod`, so that the pod's `deinit` can move it out and let
   /// go of a chain of pods one after the other (see `Pod.deinit`). Only the child `Pod`
@@ -386,6 +391,7 @@ final class PodEngine {
   /// Tells each event's pod's observer, if it has one and is still there.
   func report(_ events: [ReportedEvent]) {
     for reported in events {
+      // An observed pod's `owner` is set before the pod is shared (`noteOwner`).
       guard let observer = reported.pod.observer, let pod = reported.pod.owner else {
         continue
       }

@@ -17,14 +17,15 @@
 /// root's `stripedChildren`, the heads of those lists, is a typed pointer: allocated under the
 /// tree's lock before its first child joins and never moved, so shared sections read it
 /// without a reference count, and freed by the root's `deinit`, once every child has removed
-/// itself from the lists (each holds its parent, and its pod going away unlinks it first). Three fields are read
-/// without the lock: `PodRecord.owner`, written once, by the pod's initializer, before anything
-/// else can reach the record; `PodRecord.isJoined`, read by the pod's own deinit, after
-/// every thread that could have written it (under the lock) has let go of the pod (see
-/// `PodEngine.shutDown`); and `PodRecord.parent`, written by the initializer, before anything
-/// else can reach the record, and cleared only by a `deinit` holding the only reference to
-/// the record it clears (its own, or an ancestor's whose last reference it took over), when
-/// nothing else can read it.
+/// itself from the lists (each holds its parent, and its pod going away unlinks it first).
+/// Three fields are read without the lock: `PodRecord.owner` of a root or an observed pod,
+/// written once, by the pod's initializer, before anything else can reach the record (another
+/// child's is set under the lock, see `PodRecord+Owner.swift`); `PodRecord.isJoined`, read by
+/// the pod's own deinit, after every thread that could have written it (under the lock) has
+/// let go of the pod (see `PodEngine.shutDown`); and `PodRecord.parent`, written by the
+/// initializer, before anything else can reach the record, and cleared only by a `deinit`
+/// holding the only reference to the record it clears (its own, or an ancestor's whose last
+/// reference it took over), when nothing else can read it.
 
 /// One pod's tables inside its tree's engine state: the pod's cached instances, overrides and
 /// scope bookkeeping, and where it sits among its parent and children.
@@ -52,12 +53,19 @@ final class PodRecord {
   let rootGate: ThreadBuildGate?
   /// `observer != nil`, kept as a flag: testing the existential copies it.
   let hasObserver: Bool
-  /// The pod, for reporting events to its observer and for builders that ask for it. The
-  /// pod rather than its engine: a weak reference gives its target a side table, which
-  /// makes every retain and release of it slower, and engines are retained on every build,
-  /// pods are not. Set once by the pod's initializer, before anything else can read it, so
-  /// it is read without the lock.
+  /// The pod, for builders that ask for it (`BuildContext.pod`) and for warm-ups. The pod
+  /// rather than its engine: a weak reference gives its target a side table, which makes
+  /// every retain and release of it slower, and engines are retained on every build, pods
+  /// are not. A root's is set by its initializer, before anything else can read it, and read
+  /// without the lock; a child's only when first asked for, from `ownerAddress`, under the
+  /// tree's lock (`PodRecord+Owner.swift`).
   weak var owner: Pod?
+  /// A child pod's address, until `owner` is set from it or the pod goes away: the side
+  /// table of a weak reference is an allocation, and a request's pod made one whether or not
+  /// a builder asked for the pod (about 500 instructions a request). Written by the pod's
+  /// initializer and then only under the tree's lock, or in the pod's own shared section as
+  /// it goes away (see `PodRecord+Owner.swift`).
+  @exclusivity(unchecked) var ownerAddress: UnsafeMutableRawPointer?
 
   // The empty tables are made with `()`, not a `[:]` literal, which runs the literal's
   // initializer (about 20 instructions a table, and a request's pod makes all of them).
