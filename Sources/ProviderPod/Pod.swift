@@ -34,7 +34,8 @@ public final class Pod: Sendable {
 
   /// A root pod; a test's isolation makes one with settings of its own.
   init(overrides: [OverrideRecord], observer: (any PodObserver)?, settings: PodSettings?) {
-    engine = PodEngine(overrides: overrides, observer: observer, settings: settings)
+    engine = PodEngine(
+      overrides: overrides, observer: .boxing(observer), settings: settings)
     engine.pod.owner = self
     engine.reportOverridden(overrides)
   }
@@ -85,11 +86,11 @@ public final class Pod: Sendable {
     if Pod.isolationsRunning {
       let isolated = parent.isolatedPodOrSelf()
       engine = Pod.childEngine(
-        of: isolated, ownedScopes: owned, overrides: records, observer: observer)
+        of: isolated, ownedScopes: owned, overrides: records, observer: .boxing(observer))
       engine.parentPod = isolated
     } else {
       engine = Pod.childEngine(
-        of: parent, ownedScopes: owned, overrides: records, observer: observer)
+        of: parent, ownedScopes: owned, overrides: records, observer: .boxing(observer))
       engine.parentPod = copy parent
     }
     engine.pod.noteOwner(self)
@@ -102,7 +103,7 @@ public final class Pod: Sendable {
   @inline(never)
   private static func childEngine(
     of parent: Pod, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
-    observer: (any PodObserver)?
+    observer: ObserverBox?
   ) -> PodEngine {
     PodEngine(
       parent: parent.engine, ownedScopes: ownedScopes, overrides: overrides, observer: observer)

@@ -65,7 +65,7 @@ final class PodEngine {
 
   /// A root pod's engine.
   init(
-    overrides: [OverrideRecord], observer: (any PodObserver)?,
+    overrides: [OverrideRecord], observer: ObserverBox?,
     settings: PodSettings? = nil
   ) {
     givenSettings = settings
@@ -87,7 +87,7 @@ final class PodEngine {
   @inline(__always)
   init(
     parent: borrowing PodEngine, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
-    observer: (any PodObserver)?
+    observer: ObserverBox?
   ) {
     givenSettings = parent.givenSettings
     pod = PodRecord(parent: parent.pod, ownedScopes: ownedScopes, observer: observer)
@@ -392,7 +392,7 @@ final class PodEngine {
   func report(_ events: [ReportedEvent]) {
     for reported in events {
       // An observed pod's `owner` is set before the pod is shared (`noteOwner`).
-      guard let observer = reported.pod.observer, let pod = reported.pod.owner else {
+      guard let observer = reported.pod.observer?.observer, let pod = reported.pod.owner else {
         continue
       }
       observer.pod(pod, didReport: reported.event)

@@ -44,15 +44,18 @@ final class PodRecord {
   /// The scopes this pod owns (given when it was made, and their descendants): a provider in
   /// one of them is built and cached here rather than shared with the parent.
   let ownedScopes: [ScopeKey]
-  let observer: (any PodObserver)?
+  /// The pod's own observer, boxed (see `ObserverBox`); nil for most pods.
+  let observer: ObserverBox?
   /// The tree's shared words, for a root: its table of published instances, which slots of
   /// the tree's pods publish to and take themselves out of (see `SharedReads.swift`). Nil for
   /// a child, whose tree reaches them through its root (`EngineState.threadBuildGate`,
   /// `PodEngine.treeWords`): a reference of its own would be written as each request's pod is
   /// made and let go of, by every request on every core.
   let rootGate: ThreadBuildGate?
-  /// `observer != nil`, kept as a flag: testing the existential copies it.
-  let hasObserver: Bool
+  /// Whether the pod has an observer of its own (not one of an ancestor's).
+  var hasObserver: Bool {
+    @inline(__always) get { observer != nil }
+  }
   /// The pod, for builders that ask for it (`BuildContext.pod`) and for warm-ups. The pod
   /// rather than its engine: a weak reference gives its target a side table, which makes
   /// every retain and release of it slower, and engines are retained on every build, pods
@@ -124,26 +127,24 @@ final class PodRecord {
   @exclusivity(unchecked) var lookalikes = LookalikeIndex()
 
   /// A root pod's record.
-  init(observer: (any PodObserver)?) {
+  init(observer: ObserverBox?) {
     parent = nil
     rootGate = ThreadBuildGate.make()
     depth = 0
     ownedScopes = []
     self.observer = observer
-    hasObserver = observer != nil
     isJoined = true
   }
 
   /// A child pod's record. `parent` is consumed into the record's own reference: a request's
   /// pod is made from the app's record, and every other retain of it is a write to the app
   /// record's reference count, which every request on every core writes.
-  init(parent: consuming PodRecord, ownedScopes: [ScopeKey], observer: (any PodObserver)?) {
+  init(parent: consuming PodRecord, ownedScopes: [ScopeKey], observer: ObserverBox?) {
     rootGate = nil
     depth = parent.depth + 1
     self.parent = consume parent
     self.ownedScopes = ownedScopes
     self.observer = observer
-    hasObserver = observer != nil
     isJoined = false
     // A child's first tables are copied here, before the record is shared, rather than by
     // its first insert, under the tree's lock that the app's pod and every other request
