@@ -11,9 +11,10 @@ struct AppConfigScope: ProviderScope {}
 struct AppRequestScope: ProviderScope {}
 
 /// An app's pod whose singletons are cached and already read by a first request, so that
-/// later requests read them from their builds on their side only.
+/// later requests read them from their builds on their side only (unless made without that
+/// warm-up).
 final class AppWithRequests: Sendable {
-  let pod = Pod()
+  let pod: Pod
   let log = DisposalLog()
   let builds = Counter()
   /// `config#1`, in `AppConfigScope`.
@@ -23,7 +24,11 @@ final class AppWithRequests: Sendable {
   /// `store#3`, a singleton built from the database; nil unless asked for.
   let store: Provider<Instance>?
 
-  init(withStore: Bool = false) {
+  /// - Parameters:
+  ///   - pod: The app's pod (one kept in a global, say).
+  ///   - warmUp: Whether to cache the singletons and read them from a first request.
+  init(pod: Pod = Pod(), withStore: Bool = false, warmUp: Bool = true) {
+    self.pod = pod
     let log = self.log
     let builds = self.builds
     config = Provider(scope: AppConfigScope(), name: "config", onDiscard: log.record) { _ in
@@ -38,6 +43,7 @@ final class AppWithRequests: Sendable {
       ? Provider(name: "store", onDiscard: log.record) { pod in
         Instance("store", serial: builds.next(), dependencies: [pod.resolve(database)])
       } : nil
+    guard warmUp else { return }
     let reads = [config, database] + (store.map { [$0] } ?? [])
     for provider in reads { _ = pod.resolve(provider) }
     // A first request reads each through the app's lock, which lets later requests read them

@@ -10,8 +10,8 @@ import Testing
 // everything the app's pod does, and check that every list ends consistent and empty, that
 // nothing leaks and that every hook runs once.
 
-private struct RequestScope: ProviderScope {}
-private struct AppScope: ProviderScope {}
+private typealias RequestScope = AppRequestScope
+private typealias AppScope = AppConfigScope
 
 /// An app's pod kept in a global, as an app does.
 private let stripedAppPod = Pod()
@@ -22,43 +22,24 @@ private let swappedAppPodLock = NSLock()
 
 /// An app pod, the app's instances a request's handler is built from, and the handler.
 private struct Fixture {
-  let app: Pod
-  let log = DisposalLog()
-  let builds = Counter()
-  let config: Provider<Instance>
-  let database: Provider<Instance>
+  let shared: AppWithRequests
+  /// Built from the app's `config` and `database`.
   let handler: Provider<Instance>
   /// A handler built from nothing of the app's.
   let plain: Provider<Instance>
 
   init(app: Pod = Pod(), warmUp: Bool = true) {
-    self.app = app
-    let log = self.log
-    let builds = self.builds
-    let config = Provider(scope: AppScope(), name: "config", onDiscard: log.record) { _ in
-      Instance("config", serial: builds.next())
-    }
-    let database = Provider(name: "database", onDiscard: log.record) { _ in
-      Instance("database", serial: builds.next())
-    }
-    self.config = config
-    self.database = database
-    handler = Provider(scope: RequestScope(), name: "handler", onDiscard: log.record) { pod in
-      Instance(
-        "handler", serial: builds.next(),
-        dependencies: [pod.resolve(config), pod.resolve(database)])
-    }
-    plain = Provider(scope: RequestScope(), name: "plain", onDiscard: log.record) { _ in
-      Instance("plain", serial: builds.next())
-    }
-    guard warmUp else { return }
-    _ = app.resolve(config)
-    _ = app.resolve(database)
-    // The first child joins through the app's lock, and reads the app's instances there.
-    _ = request().resolve(handler)
+    shared = AppWithRequests(pod: app, warmUp: warmUp)
+    handler = shared.requestProvider("handler", reads: [shared.config, shared.database])
+    plain = shared.requestProvider("plain", reads: [])
   }
 
-  func request() -> Pod { Pod(parent: app, scopes: [RequestScope()]) }
+  var app: Pod { shared.pod }
+  var log: DisposalLog { shared.log }
+  var builds: Counter { shared.builds }
+  var config: Provider<Instance> { shared.config }
+  var database: Provider<Instance> { shared.database }
+  func request() -> Pod { shared.request() }
 }
 
 /// How many times each description was logged, and those logged more than once.
