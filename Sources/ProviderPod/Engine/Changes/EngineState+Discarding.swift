@@ -116,7 +116,7 @@ extension EngineState {
   /// child holds its parent), and their slots with them.
   mutating func release(_ pod: PodRecord) -> ReleasedPod {
     pod.isAlive = false
-    pod.forgetOwnerAddress()
+    pod.forgetOwnerAddressLocking()
     if pod === root { noteRootOverrides() }
     pod.removeFromParent()
     var result = ReleasedPod()

@@ -92,7 +92,12 @@ extension PodEngine {
     // writer has let go of it before this runs, which orders their writes before this read as
     // it orders any object's last use before its deinit. A build's context or an instance
     // sequence, which keep the engine past the pod, exist only once the pod joined.
-    guard pod.isJoined else { return }
+    guard pod.isJoined else {
+      // Nothing could have asked for the pod (see `PodRecord+Owner.swift`); forgotten all the
+      // same, for whatever keeps the engine.
+      pod.forgetOwnerAddress()
+      return
+    }
     // A request's pod goes away beside its siblings, unless `release` must see the tree.
     if runsSharedSections,
       let (released, listed) = state.withShared({

@@ -2,25 +2,23 @@
 /// it.
 ///
 /// **Unsafe code here, and the invariant it relies on.** `PodRecord.ownerAddress` is the
-/// child `Pod`'s address, held without a reference count. It is turned back into a reference
-/// only here, under the tree's lock (an exclusive section), and only while it is set. The pod's
-/// `deinit` clears it (`forgetOwnerAddress`) in the section that lets the pod go, exclusive
-/// (`EngineState.release`) or the pod's own shared one (`sharedRelease`), which never runs
-/// beside an exclusive section; the pod's memory is freed only after its `deinit` returns. So
-/// while the address is set and the lock held, the pod's memory is there, though its last
-/// reference may have gone: it may be deinitialising, waiting for the lock. A pod that never
-/// joined its tree goes away without the lock; nothing can ask for it then, since only a
-/// build's context or a pod's own operations ask, and a context exists only once the pod has
-/// joined, and the pod's operations are called through the pod.
+/// child `Pod`'s address, held without a reference count. It is read, written and turned into
+/// a reference only under the pod's own lock (`lockSharedSections`, the lock of the pod's
+/// shared sections), and the pod's `deinit` clears it under that lock before the pod's memory
+/// is freed: in the pod's own shared section as it goes (`sharedRelease`), or, going through
+/// the exclusive side (`EngineState.release`), taking that lock for the store. So while the
+/// address is set and the lock held, the pod's memory is there, though its last reference may
+/// have gone: its `deinit` may have begun, and wait for the lock. A pod that never joined its
+/// tree clears it as it goes, without a lock: nothing else can reach its record then (only a
+/// build's context, or the pod's own operations, called through the pod, ask for the pod, and
+/// a context exists only once the pod has joined).
 ///
-/// The reference made from the address is a strong one, and Swift's runtime lets a strong
-/// reference to an object that is deinitialising be taken and let go of with no effect; the
-/// weak reference stored from it is then nil, as the runtime makes it for such an object. The
-/// strong reference is kept until the weak one has been read back (`withExtendedLifetime`):
-/// let go of before, it could be the pod's last (its owner letting go meanwhile), and the
-/// pod's `deinit` would then run here, under the lock it takes. Read back, the weak reference
-/// holds the pod alive or is nil, so letting go of the strong one is never the last release
-/// of a live pod, and for a deinitialising one it is no release at all.
+/// The weak `owner` is set from the address without taking a strong reference
+/// (`_withUnsafeGuaranteedRef`: a weak reference's store takes its object unretained). Swift's
+/// runtime makes a weak reference to an object whose `deinit` has begun nil. The weak
+/// reference is then read back, which gives a strong reference to a live pod (the caller's,
+/// released after the lock) or nil. So nothing here retains a pod that may be going, and
+/// nothing here lets go of one, whose `deinit` would then run under the lock it takes.
 extension PodRecord {
   /// Notes a child pod's address, for `owner` to be set from it if anything asks; an observed
   /// pod's `owner` is set at once, since every event it reports names the pod, outside the
@@ -34,24 +32,35 @@ extension PodRecord {
     }
   }
 
-  /// Whether `owner` is set only when first asked for, under the lock: a child's, unless the
-  /// pod is observed. Otherwise it was set before the record was shared, and is read without
-  /// the lock.
+  /// Whether `owner` is set only when first asked for, under the pod's lock: a child's, unless
+  /// the pod is observed. Otherwise it was set before the record was shared, and is read
+  /// without a lock.
   var setsOwnerWhenAsked: Bool { depth > 0 && !hasObserver }
 
-  /// The pod, set as `owner` first if nobody asked for it before. Only under the tree's lock.
+  /// The pod, set as `owner` first if nobody asked for it before. Takes the pod's lock, which
+  /// the caller must not hold (no section calls this).
   func ownerSettingItFirst() -> Pod? {
-    guard let address = ownerAddress else { return owner }
-    ownerAddress = nil
-    let candidate = Unmanaged<Pod>.fromOpaque(address).takeUnretainedValue()
-    owner = candidate
-    return withExtendedLifetime(candidate) { owner }
+    lockSharedSections()
+    defer { unlockSharedSections() }
+    if let address = ownerAddress {
+      ownerAddress = nil
+      Unmanaged<Pod>.fromOpaque(address)._withUnsafeGuaranteedRef { owner = $0 }
+    }
+    return owner
   }
 
-  /// The pod is going away: its address must not be used once this section ends. Under the
-  /// tree's lock, or in the pod's own shared section.
+  /// The pod is going away: its address must not be used once this returns. In the pod's own
+  /// shared section (which holds its lock).
   @inline(__always)
   func forgetOwnerAddress() {
     ownerAddress = nil
+  }
+
+  /// `forgetOwnerAddress` from an exclusive section, which does not hold the pod's lock.
+  func forgetOwnerAddressLocking() {
+    guard setsOwnerWhenAsked else { return }
+    lockSharedSections()
+    ownerAddress = nil
+    unlockSharedSections()
   }
 }

@@ -47,11 +47,10 @@ final class PodEngine {
   let treeWords: UnsafeMutablePointer<pp_tree_words>
   /// The pod itself, for a builder that asks for it: its record's weak reference (one per
   /// pod, not two), which an unobserved child's record sets only when first asked, under the
-  /// lock.
+  /// pod's own lock (see `PodRecord+Owner.swift`).
   var root: Pod? {
     guard pod.setsOwnerWhenAsked else { return pod.owner }
-    let pod = self.pod
-    return state.withLock { _ in pod.ownerSettingItFirst() }
+    return pod.ownerSettingItFirst()
   }
   /// A child pod's parent `Pod`, which the child keeps alive (`Pod.parent`); nil for a root.
   /// Kept here rather than in the `Pod`, so that the pod's `deinit` can move it out and let
