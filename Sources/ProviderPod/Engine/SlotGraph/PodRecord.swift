@@ -20,7 +20,8 @@
 /// itself from the lists (each holds its parent, and its pod going away unlinks it first).
 /// Three fields are read without the lock: `PodRecord.owner` of a root or an observed pod,
 /// written once, by the pod's initializer, before anything else can reach the record (another
-/// child's is set under the lock, see `PodRecord+Owner.swift`); `PodRecord.isJoined`, read by
+/// child's `owner` and `ownerAddress` are guarded by the pod's own lock instead, also outside
+/// any section of the tree's lock: see `PodRecord+Owner.swift`); `PodRecord.isJoined`, read by
 /// the pod's own deinit, after every thread that could have written it (under the lock) has
 /// let go of the pod (see `PodEngine.shutDown`); and `PodRecord.parent`, written by the
 /// initializer, before anything else can reach the record, and cleared only by a `deinit`
@@ -60,14 +61,13 @@ final class PodRecord {
   /// rather than its engine: a weak reference gives its target a side table, which makes
   /// every retain and release of it slower, and engines are retained on every build, pods
   /// are not. A root's is set by its initializer, before anything else can read it, and read
-  /// without the lock; a child's only when first asked for, from `ownerAddress`, under the
-  /// tree's lock (`PodRecord+Owner.swift`).
+  /// without the lock; another child's only when first asked for, from `ownerAddress`, under
+  /// the pod's own lock (`PodRecord+Owner.swift`).
   weak var owner: Pod?
   /// A child pod's address, until `owner` is set from it or the pod goes away: the side
   /// table of a weak reference is an allocation, and a request's pod made one whether or not
   /// a builder asked for the pod (about 500 instructions a request). Written by the pod's
-  /// initializer and then only under the tree's lock, or in the pod's own shared section as
-  /// it goes away (see `PodRecord+Owner.swift`).
+  /// initializer and then only under the pod's own lock (see `PodRecord+Owner.swift`).
   @exclusivity(unchecked) var ownerAddress: UnsafeMutableRawPointer?
 
   // The empty tables are made with `()`, not a `[:]` literal, which runs the literal's
