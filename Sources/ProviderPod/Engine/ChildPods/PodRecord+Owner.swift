@@ -13,12 +13,16 @@
 /// build's context, or the pod's own operations, called through the pod, ask for the pod, and
 /// a context exists only once the pod has joined).
 ///
-/// The weak `owner` is set from the address without taking a strong reference
-/// (`_withUnsafeGuaranteedRef`: a weak reference's store takes its object unretained). Swift's
-/// runtime makes a weak reference to an object whose `deinit` has begun nil. The weak
-/// reference is then read back, which gives a strong reference to a live pod (the caller's,
-/// released after the lock) or nil. So nothing here retains a pod that may be going, and
-/// nothing here lets go of one, whose `deinit` would then run under the lock it takes.
+/// The weak `owner` is set from a strong reference made from the address: Swift's runtime lets
+/// a strong reference to an object whose `deinit` has begun be taken and let go of with no
+/// effect, and makes a weak reference to it nil. The strong reference is kept until the weak
+/// one has been read back (`withExtendedLifetime`), and let go of before the lock is (in a
+/// function of its own, never inlined). Read back, the weak reference holds a live pod (the
+/// caller's reference, released after the lock) or is nil, the pod going. So no release here,
+/// the debug build's copies included, is ever a live pod's last, whose `deinit` would run
+/// under the lock it takes (a review's test, asking as the pod went, hung that way when the
+/// weak reference was stored from an unretained one: the debug build copied it); and none
+/// comes after the lock, when a going pod may be freed.
 extension PodRecord {
   /// Notes a child pod's address, for `owner` to be set from it if anything asks; an observed
   /// pod's `owner` is set at once, since every event it reports names the pod, outside the
@@ -41,12 +45,20 @@ extension PodRecord {
   /// the caller must not hold (no section calls this).
   func ownerSettingItFirst() -> Pod? {
     lockSharedSections()
-    defer { unlockSharedSections() }
-    if let address = ownerAddress {
-      ownerAddress = nil
-      Unmanaged<Pod>.fromOpaque(address)._withUnsafeGuaranteedRef { owner = $0 }
-    }
-    return owner
+    let found = ownerSettingItFirstUnderLock()
+    unlockSharedSections()
+    return found
+  }
+
+  /// Apart, and never inlined, so that `candidate` is let go of before it returns, under the
+  /// lock and after the weak reference has been read back (see the header).
+  @inline(never)
+  private func ownerSettingItFirstUnderLock() -> Pod? {
+    guard let address = ownerAddress else { return owner }
+    ownerAddress = nil
+    let candidate = Unmanaged<Pod>.fromOpaque(address).takeUnretainedValue()
+    owner = candidate
+    return withExtendedLifetime(candidate) { owner }
   }
 
   /// The pod is going away: its address must not be used once this returns. In the pod's own
