@@ -167,7 +167,9 @@ extension PodEngine {
       var frame = frame
       let result = await runBuilder(provider, in: frame, override: override)
       let entry = (try? result.get()).flatMap {
-        makeEntry(caching: $0, in: frame, override: override, onDiscard: provider.onDiscard)
+        makeEntry(
+          caching: $0, of: provider.info, in: frame, override: override,
+          onDiscard: provider.onDiscard)
       }
       let reporting = isObserved
       var events: [ReportedEvent] = []

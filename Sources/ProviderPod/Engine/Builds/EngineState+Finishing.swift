@@ -91,8 +91,8 @@ extension EngineState {
           homeSlot.entry = entry
           if slot.info.family == nil { homeSlot.isKept = true }
           // Singletons are never cleared, so they need no membership.
-          if entry.scope.kind != .singleton {
-            home.addMember(homeSlot, of: entry.scope.key)
+          if entry.scopeKind(of: slot.info) != .singleton {
+            home.addMember(homeSlot, of: entry.scopeKey(of: slot.info))
           }
           if reporting { Self.captiveDependencies(of: entry, cachedIn: homeSlot, events: &events) }
           recordDependency(on: homeSlot, from: caller)

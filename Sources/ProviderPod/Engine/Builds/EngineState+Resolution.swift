@@ -236,7 +236,7 @@ extension EngineState {
 
   /// The event of a cached instance reused: reported by the pod that owns it.
   static func reused(_ slot: Slot, of owner: Slot) -> ReportedEvent {
-    let scope = slot.entry?.scope.name ?? ""
+    let scope = slot.entry?.scope(of: slot.info).name ?? ""
     return ReportedEvent(pod: owner.pod, event: .reused(provider: owner.info.name, scope: scope))
   }
 

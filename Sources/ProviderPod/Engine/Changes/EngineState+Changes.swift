@@ -115,18 +115,19 @@ extension EngineState {
   static func captiveDependencies(
     of entry: CacheEntry, cachedIn holder: Slot, events: inout [ReportedEvent]
   ) {
-    guard entry.scope.kind == .singleton || entry.scope.kind == .custom else { return }
+    let scope = entry.scope(of: holder.info)
+    guard scope.kind == .singleton || scope.kind == .custom else { return }
     var seen: Set<SlotID> = []
     for slot in entry.dependencies where seen.insert(slot.id).inserted {
-      guard let dependency = slot.entry, dependency.scope.kind == .custom,
-        !dependency.scope.subtree.contains(entry.scope.key)
+      guard let dependency = slot.entry?.scope(of: slot.info), dependency.kind == .custom,
+        !dependency.subtree.contains(scope.key)
       else { continue }
       events.append(
         ReportedEvent(
           pod: holder.pod,
           event: .captiveDependency(
-            holder: holder.info.name, holderScope: entry.scope.name,
-            dependency: slot.info.name, dependencyScope: dependency.scope.name)))
+            holder: holder.info.name, holderScope: scope.name,
+            dependency: slot.info.name, dependencyScope: dependency.name)))
     }
   }
 }

@@ -59,7 +59,7 @@ extension EngineState {
             ReportedEvent(
               pod: slot.pod,
               event: .discarded(
-                provider: slot.info.name, scope: entry.scope.name,
+                provider: slot.info.name, scope: entry.scope(of: slot.info).name,
                 reason: index <= causes ? reason : .dependencyDiscarded)))
         }
       }

@@ -44,7 +44,9 @@ extension EngineState {
   /// Whether a pod from `pod` up to (not including) `home` shadows `slot`'s provider or
   /// something its instance was built from: the instance, cached in `home`, is not `pod`'s.
   func shadowsSince(_ slot: Slot, from pod: PodRecord, below home: PodRecord) -> Bool {
-    guard home.isAncestor(ofOrSameAs: pod), let scope = slot.entry?.scope.key else { return false }
+    guard home.isAncestor(ofOrSameAs: pod), let scope = slot.entry?.scopeKey(of: slot.info) else {
+      return false
+    }
     var next: PodRecord? = pod
     while let current = next, current !== home {
       if current.shadows(slot.info, in: scope) { return true }
@@ -86,7 +88,7 @@ extension EngineState {
     while let slot = pending.popLast() {
       // A slot with no instance (an always-new provider's) has the scope of the override
       // that applies where it is, which may not be the provider's own.
-      let scope = slot.entry?.scope.key ?? slot.pod.scope(of: slot.info).key
+      let scope = slot.entry?.scopeKey(of: slot.info) ?? slot.pod.scope(of: slot.info).key
       // Shallowest first: a deeper pod cannot improve on a shallower one.
       for pod in shadowing.reversed() {
         if let found, found.depth <= pod.depth { break }

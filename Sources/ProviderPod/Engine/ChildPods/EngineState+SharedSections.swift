@@ -232,9 +232,9 @@ extension EngineState {
     // every request shares.
     entry!.dependencies = dependencies
     if events != nil {
+      let scope = entry!.scope(of: slot.info).name
       events!.append(
-        ReportedEvent(
-          pod: pod, event: .built(provider: slot.info.name, scope: entry!.scope.name)))
+        ReportedEvent(pod: pod, event: .built(provider: slot.info.name, scope: scope)))
       captiveDependencies(of: entry!, cachedIn: slot, events: &events!)
     }
     slot.entry = entry.take()
@@ -303,7 +303,8 @@ extension EngineState {
           ReportedEvent(
             pod: pod,
             event: .discarded(
-              provider: slot.info.name, scope: entry.scope.name, reason: .podShutDown)))
+              provider: slot.info.name, scope: entry.scope(of: slot.info).name,
+              reason: .podShutDown)))
       }
     }
     let plan = CleanupPlan(owned)

@@ -148,7 +148,7 @@ extension EngineState {
           checkDependencies(
             of: slot, entry.dependencies, doing: "built from",
             unrecordedOutside: slot.readsUnrecorded)
-          let scope = entry.scope
+          let scope = entry.scope(of: slot.info)
           if scope.kind != .singleton, slot.memberIndex < 0 {
             problems.append("\(name): cached in \(scope.name) but not a member of it")
           }
@@ -177,7 +177,7 @@ extension EngineState {
       for (scope, members) in pod.scopeMembers {
         if members.isEmpty { problems.append("empty membership kept for a scope") }
         for (index, slot) in members.enumerated()
-        where pod.slots[slot.key] !== slot || slot.entry?.scope.key != scope
+        where pod.slots[slot.key] !== slot || slot.entry?.scopeKey(of: slot.info) != scope
           || slot.linkTarget != nil || slot.memberIndex != index
         {
           problems.append("\(slot.info.name): member of a scope it is not cached in")

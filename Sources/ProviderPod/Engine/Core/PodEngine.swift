@@ -285,7 +285,9 @@ final class PodEngine {
   ) {
     let entry =
       frame.caches
-      ? makeEntry(caching: value, in: frame, override: override, onDiscard: provider.onDiscard)
+      ? makeEntry(
+        caching: value, of: provider.info, in: frame, override: override,
+        onDiscard: provider.onDiscard)
       : nil
     if frame.startedShared {
       var events: [ReportedEvent]? = isObserved ? [] : nil
@@ -369,19 +371,26 @@ final class PodEngine {
   /// an object (for a throwing provider, when it is not a success holding one). The pod owns what it built, but not a value handed to it with `withValue:`,
   /// so only the former gets the hook.
   func makeEntry<Value>(
-    caching value: Value, in frame: Frame, override: OverrideRecord?,
+    caching value: Value, of provider: ProviderInfo, in frame: Frame, override: OverrideRecord?,
     onDiscard: DisposalHook<Value>?
   ) -> CacheEntry? {
     // Written under the lock when the build began, by this thread.
     let ownsValue = override?.ownsValue ?? true
-    // Copied out of the frame once, and that copy is the entry's: every other retain is a write
-    // to a description that every request on every core shares.
-    let scope = frame.scope!
-    if scope.kind == .weak, frame.info!.valueIsOutcome {
-      return weakEntry(caching: value, in: frame)
+    // The build's scope, as `step` chose it, taken from what the caller holds rather than from
+    // the frame, whose unretained fields are retained as they are read: each a write to a
+    // description that every request on every core shares. The entry keeps it only when an
+    // override gives another than the provider's.
+    // Read field by field: a `??` of the two made a copy, retained and released.
+    assert(
+      (override?.scope ?? provider.scope) === frame.scope,
+      "a build's scope is its override's or its provider's")
+    let kind = override?.scope.kind ?? provider.scope.kind
+    let overriddenScope = override.flatMap { $0.scope === provider.scope ? nil : $0.scope }
+    if kind == .weak, provider.valueIsOutcome {
+      return weakEntry(caching: value, in: frame, overriddenScope: overriddenScope)
     }
     return CacheEntry.make(
-      caching: value, scope: consume scope, serial: frame.serial,
+      caching: value, kind: kind, overriddenScope: overriddenScope, serial: frame.serial,
       hook: ownsValue ? onDiscard : nil)
   }
 

@@ -20,8 +20,11 @@ struct CacheEntry {
   /// What keeps the value alive and reads it: the instance itself (`.object`), a `ValueBox`
   /// (`.boxed`), or a `WeakBox` (`.weak`).
   let holder: AnyObject
-  /// The scope the instance is cached in: the override's, where one gives another.
-  let scope: ScopeInfo
+  /// The scope the instance is cached in, where an override gives it another than its
+  /// provider's; nil for the provider's own (see `scope(of:)`), which the slot's description
+  /// holds already. Retained here too, it was written by every request pod's build: a
+  /// description that every request on every core shares.
+  let overriddenScope: ScopeInfo?
   /// The providers this instance was built from (directly or through uncached providers):
   /// discarding any of them discards this instance. Each slot counts this instance among its
   /// dependents once per time it is listed, for as long as it is cached. Set once, before
@@ -41,6 +44,31 @@ struct CacheEntry {
     case boxed
     /// A class instance the pod does not keep alive (``WeakScope``): `holder` is a `WeakBox`.
     case weak
+  }
+
+  /// The scope the instance is cached in; `provider` is the description of its slot (or of
+  /// the build that made it).
+  @inline(__always)
+  func scope(of provider: ProviderInfo) -> ScopeInfo {
+    // Not `??`: its copy of the optional went through value witnesses, which a discard of
+    // 1,000 instances paid for each (about 70 instructions an instance).
+    if let overriddenScope { return overriddenScope }
+    return provider.scope
+  }
+
+  /// The identity of the scope the instance is cached in, copied out without retaining the
+  /// scope (see `scope(of:)`).
+  @inline(__always)
+  func scopeKey(of provider: ProviderInfo) -> ScopeKey {
+    if let overriddenScope { return overriddenScope.key }
+    return provider.scope.key
+  }
+
+  /// The kind of the scope the instance is cached in (see `scopeKey(of:)`).
+  @inline(__always)
+  func scopeKind(of provider: ProviderInfo) -> ScopeInfo.Kind {
+    if let overriddenScope { return overriddenScope.kind }
+    return provider.scope.kind
   }
 
   /// False for a weak entry; lets the hot path avoid a dynamic cast.
@@ -69,23 +97,26 @@ struct CacheEntry {
 
   /// The entry that caches `value`: nil when its scope is ``WeakScope`` and the value is not
   /// a class instance. `hook` is the provider's `onDiscard`, for a value the pod made.
+  /// `kind` is the build's scope's; `overriddenScope` that scope, where an override gives
+  /// another than the provider's.
   static func make<Value>(
-    caching value: Value, scope: consuming ScopeInfo, serial: Int, hook: DisposalHook<Value>?
+    caching value: Value, kind scopeKind: ScopeInfo.Kind, overriddenScope: consuming ScopeInfo?,
+    serial: Int, hook: DisposalHook<Value>?
   ) -> CacheEntry? {
-    if scope.kind != .weak {
+    if scopeKind != .weak {
       if hook == nil, Value.self is AnyClass {
         return CacheEntry(
-          holder: unsafeBitCast(value, to: AnyObject.self), scope: scope, serial: serial,
-          kind: .object, hasDisposal: false)
+          holder: unsafeBitCast(value, to: AnyObject.self), overriddenScope: overriddenScope,
+          serial: serial, kind: .object, hasDisposal: false)
       }
       return CacheEntry(
-        holder: TypedValueBox(value: value, onDiscard: hook), scope: scope, serial: serial,
-        kind: .boxed, hasDisposal: hook != nil)
+        holder: TypedValueBox(value: value, onDiscard: hook), overriddenScope: overriddenScope,
+        serial: serial, kind: .boxed, hasDisposal: hook != nil)
     }
     guard let object = classInstance(value) else { return nil }
     return CacheEntry(
-      holder: WeakBox(object: object), scope: scope, serial: serial, kind: .weak,
-      hasDisposal: false)
+      holder: WeakBox(object: object), overriddenScope: overriddenScope, serial: serial,
+      kind: .weak, hasDisposal: false)
   }
 }
 

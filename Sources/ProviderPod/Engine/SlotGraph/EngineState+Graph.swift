@@ -10,7 +10,7 @@ extension EngineState {
         guard let object = entry.weakObject else { return nil }
         held.append(object)
       }
-      return DependencyGraph.Node(provider: slot.info.name, scope: entry.scope.name)
+      return DependencyGraph.Node(provider: slot.info.name, scope: entry.scope(of: slot.info).name)
     }
     var nodes: [DependencyGraph.Node] = []
     var edges: [DependencyGraph.Edge] = []

@@ -122,7 +122,7 @@ extension EngineState {
       dropDependent(slot, on: target, released: &released)
       return nil
     }
-    if slot.memberIndex >= 0 { slot.pod.removeMember(slot, of: entry.scope.key) }
+    if slot.memberIndex >= 0 { slot.pod.removeMember(slot, of: entry.scopeKey(of: slot.info)) }
     if !entry.dependencies.isEmpty {
       dropDependent(
         slot, from: entry.dependencies, unrecordedOutside: slot.readsUnrecorded,

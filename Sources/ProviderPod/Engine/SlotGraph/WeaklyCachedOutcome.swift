@@ -28,11 +28,16 @@ extension Result: WeaklyCachedOutcome {
 extension PodEngine {
   /// The ``WeakScope`` entry of a throwing provider's outcome: one that holds the success's
   /// instance, or nil when there is none to hold.
-  func weakEntry<Value>(caching outcome: Value, in frame: Frame) -> CacheEntry? {
+  /// `overriddenScope` is as `CacheEntry.make` takes it.
+  func weakEntry<Value>(
+    caching outcome: Value, in frame: Frame, overriddenScope: ScopeInfo?
+  ) -> CacheEntry? {
     // A throwing provider's value is always its `Result`.
     let instance = (outcome as! any WeaklyCachedOutcome).weaklyHeldObject
     return instance.flatMap {
-      CacheEntry.make(caching: $0, scope: frame.scope!, serial: frame.serial, hook: nil)
+      CacheEntry.make(
+        caching: $0, kind: .weak, overriddenScope: overriddenScope, serial: frame.serial,
+        hook: nil)
     }
   }
 }
