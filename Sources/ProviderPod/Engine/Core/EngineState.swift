@@ -6,9 +6,15 @@
 /// lock and never calls user code: values and records it lets go of are handed back in
 /// `released`, to be dropped once the lock is released (dropping one can run a deinit, which
 /// may resolve).
+///
+/// **Unsafe code here, and the invariant it relies on.** `root` is `unowned(unsafe)`: the
+/// root's record owns the lock that holds this state (`PodRecord.tree`), so the record
+/// outlives the state, and a strong reference would make a cycle that kept the tree forever.
+/// Nothing else here is unsafe.
 struct EngineState {
-  /// The tree's root pod.
-  let root: PodRecord
+  /// The tree's root pod. Not retained: the root's record owns the tree's lock and with it
+  /// this state (`PodRecord.tree`), so it outlives the state.
+  unowned(unsafe) let root: PodRecord
   /// Builds whose builder is running, on any thread, in any pod of the tree, except thread
   /// builds (see `Frame.beginThreadBuild`). While there are none, a resolve through a pod can
   /// be nested only in a thread build, which the thread's own stack tells, and the cached

@@ -18,7 +18,9 @@ internal import CProviderPod
 /// for what they may write, and `SharedReads.c` for why the two sides exclude each other).
 ///
 /// **Unsafe code here, and the invariant it relies on.** The lock and the state live behind
-/// pointers this class allocates and frees; nobody else sees them, and `withLock` and
+/// pointers this class allocates and frees, in its initializer and its `deinit`. Their
+/// addresses (`LockHandle`) leave this file only to a holder that knows the `Locked` outlives
+/// it, as its header must say (a pod's engine: see `PodEngine`); the handle's `withLock` and
 /// `withShared` (or `openShared`, the same section for a caller that ends it itself after
 /// copying out a value it found there) are the only ways in. A shared section reads the state
 /// in place through `SharedAccess` (an address, not a copy) and never writes it: only
@@ -43,31 +45,16 @@ internal import CProviderPod
 /// property `inout` costs a dynamic exclusivity check on every access, which doubled the cost
 /// of a cached resolve. Nothing user-supplied ever runs while the lock is held.
 final class Locked<State>: @unchecked Sendable {
-  #if canImport(Darwin)
-    private let lock: os_unfair_lock_t
-  #else
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
-  #endif
-  private let state: UnsafeMutablePointer<State>
-  /// For a tree's state: the words of its shared sections (see `withShared`), kept alive by
-  /// the state itself (its `ThreadBuildGate`). Nil for a lock with no shared side.
-  private let sharedSections: UnsafeMutablePointer<pp_tree_words>?
-  #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
-    /// Exclusive sections entered so far, counted inside them: for tests that a request pod's
-    /// own work takes none. Debug builds only: a release build writes nothing here, since
-    /// shared sections read this object's other fields.
-    private(set) var exclusiveSectionsEntered = 0
-  #endif
+  /// The lock's and the state's addresses, which is all a section uses.
+  let handle: LockHandle<State>
 
   init(_ state: State, sharedSections: UnsafeMutablePointer<pp_tree_words>? = nil) {
-    self.sharedSections = sharedSections
-    self.state = .allocate(capacity: 1)
-    self.state.initialize(to: state)
+    let stateAddress = UnsafeMutablePointer<State>.allocate(capacity: 1)
+    stateAddress.initialize(to: state)
+    let lock = LockAddress.allocate(capacity: 1)
     #if canImport(Darwin)
-      lock = .allocate(capacity: 1)
       lock.initialize(to: os_unfair_lock())
     #else
-      lock = .allocate(capacity: 1)
       lock.initialize(to: pthread_mutex_t())
       var attributes = pthread_mutexattr_t()
       pthread_mutexattr_init(&attributes)
@@ -78,17 +65,65 @@ final class Locked<State>: @unchecked Sendable {
       let status = pthread_mutex_init(lock, &attributes)
       if status != 0 { lockFailed("pthread_mutex_init", error: status) }
     #endif
+    handle = LockHandle(lock: lock, state: stateAddress, sharedSections: sharedSections)
   }
 
   deinit {
     #if !canImport(Darwin)
-      let status = pthread_mutex_destroy(lock)
+      let status = pthread_mutex_destroy(handle.lock)
       if status != 0 { lockFailed("pthread_mutex_destroy", error: status) }
     #endif
-    lock.deinitialize(count: 1)
-    lock.deallocate()
-    state.deinitialize(count: 1)
-    state.deallocate()
+    handle.lock.deinitialize(count: 1)
+    handle.lock.deallocate()
+    handle.state.deinitialize(count: 1)
+    handle.state.deallocate()
+    #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+      handle.exclusiveSections.deallocate()
+    #endif
+  }
+
+  /// See `LockHandle.withLock`.
+  @inline(__always)
+  func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    try handle.withLock(body)
+  }
+
+  /// See `LockHandle.withShared`.
+  @inline(__always)
+  func withShared<Result>(_ body: (SharedAccess<State>) -> Result?) -> Result? {
+    handle.withShared(body)
+  }
+}
+
+/// The addresses of a `Locked` value's lock and state, through which every section runs: for
+/// a holder that knows the `Locked` outlives it, which keeps these rather than a reference to
+/// it. A pod's engine does (the tree's root record owns the lock, and every engine keeps a
+/// record whose ancestors reach it): a reference would be retained as each request's pod is
+/// made and released as it goes, two writes every request on every core makes to one count.
+/// Valid only while its `Locked` lives; the holder's header must say why it does.
+struct LockHandle<State> {
+  fileprivate let lock: LockAddress
+  fileprivate let state: UnsafeMutablePointer<State>
+  /// For a tree's state: the words of its shared sections (see `withShared`), kept alive by
+  /// the state itself (its `ThreadBuildGate`). Nil for a lock with no shared side.
+  fileprivate let sharedSections: UnsafeMutablePointer<pp_tree_words>?
+  #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+    /// Exclusive sections entered so far, counted inside them: for tests that a request pod's
+    /// own work takes none. Debug builds only: a release build writes nothing for it.
+    fileprivate let exclusiveSections: UnsafeMutablePointer<Int>
+  #endif
+
+  fileprivate init(
+    lock: LockAddress, state: UnsafeMutablePointer<State>,
+    sharedSections: UnsafeMutablePointer<pp_tree_words>?
+  ) {
+    self.lock = lock
+    self.state = state
+    self.sharedSections = sharedSections
+    #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+      exclusiveSections = .allocate(capacity: 1)
+      exclusiveSections.initialize(to: 0)
+    #endif
   }
 
   /// Runs `body` with the state, holding the lock. What `body` took out of the tree's
@@ -115,10 +150,15 @@ final class Locked<State>: @unchecked Sendable {
     if let sharedSections { pp_exclusive_enter(sharedSections) }
     defer { if let sharedSections { pp_exclusive_exit(sharedSections) } }
     #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
-      exclusiveSectionsEntered += 1
+      exclusiveSections.pointee += 1
     #endif
     return try body(&state.pointee)
   }
+
+  #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+    /// Exclusive sections entered so far (debug builds only).
+    var exclusiveSectionsEntered: Int { exclusiveSections.pointee }
+  #endif
 
   /// Runs `body` in a shared section of the lock, beside other shared sections and never
   /// beside `withLock`; nil, without running it, while a `withLock` section runs (or for a
@@ -147,6 +187,13 @@ final class Locked<State>: @unchecked Sendable {
   func closeShared() { pp_shared_exit() }
 }
 
+/// The platform's lock, behind the pointer that `Locked` allocates.
+#if canImport(Darwin)
+  private typealias LockAddress = os_unfair_lock_t
+#else
+  private typealias LockAddress = UnsafeMutablePointer<pthread_mutex_t>
+#endif
+
 /// The state as a shared section reads it: in place, through an address, since a copy of the
 /// tree's state would retain everything it holds (lines every other thread's section touches).
 /// Read-only: the state's methods that a shared section calls are non-mutating, and what they
@@ -173,6 +220,9 @@ struct UncheckedSendable<Wrapped>: @unchecked Sendable {
 }
 
 // The engine's objects that threads share, and why each is safe to.
+
+/// Addresses of a lock and of the state it guards, used only through the lock's sections.
+extension LockHandle: @unchecked Sendable {}
 
 /// Immutable once the pod is made; its tables are in the tree's state, behind the lock.
 extension PodEngine: @unchecked Sendable {}

@@ -8,16 +8,22 @@ internal import CProviderPod
 /// held unowned: the engine holds its own record (`pod`), which is the root's or holds its
 /// parent's, and so on up to the root's, each through a field that only the record's own
 /// `deinit` clears (`PodRecord.parent`); so the root's record outlives
-/// every engine of the tree. `treeWords` is the address of the tree's shared words, in the
-/// root's `ThreadBuildGate`: the root's record holds the gate for as long as it lives, so the
-/// address stays valid for every use through the engine. `parentPod` is exempt from dynamic
+/// every engine of the tree. `state` is the addresses of the tree's lock and state
+/// (`LockHandle`), and `treeWords` the address of the tree's shared words, in the root's
+/// `ThreadBuildGate`: the root's record owns the lock (`PodRecord.tree`) and holds the gate
+/// for as long as it lives, so both stay valid for every use through the engine, and for a
+/// copy of `state` taken by a call on the engine for the length of that call. `parentPod` is exempt from dynamic
 /// exclusivity checks: it is written by the child `Pod`'s initializer, before the pod is
 /// shared, and taken out only by that pod's `deinit` (or by the `deinit` of a descendant
 /// holding the only reference to the pod), when nothing can read it; `Pod.parent` reads it
 /// through a live pod only. Nothing else here is unsafe.
 final class PodEngine {
-  /// The state of the whole tree of pods, shared with the parent and the children.
-  let state: Locked<EngineState>
+  /// The state of the whole tree of pods, shared with the parent and the children, through
+  /// its lock's addresses: the lock is owned by the root's record (`PodRecord.tree`), which
+  /// `pod` keeps (see the header). A child's engine retained a reference to it as it was made
+  /// and released it as it went, and each use of one read out of an unretained field was
+  /// retained again: writes every request on every core made to one count.
+  let state: LockHandle<EngineState>
   /// This pod's tables in it.
   let pod: PodRecord
   /// Whether this pod or one above it has an observer: a resolve here may build or reuse an
@@ -71,10 +77,10 @@ final class PodEngine {
     pod = PodRecord(observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
     treeRoot = .passUnretained(pod)
-    let state = EngineState(root: pod)
-    treeWords = state.threadBuildGate.words
-    self.state = Locked(state, sharedSections: treeWords)
-    treeID = ObjectIdentifier(self.state)
+    let tree = pod.makeTree()
+    treeWords = pod.rootGate!.words
+    state = tree.handle
+    treeID = ObjectIdentifier(tree)
     isObserved = observer != nil
     mayBuildOnThread = observer == nil
     runsSharedSections = false

@@ -26,7 +26,10 @@
 /// let go of the pod (see `PodEngine.shutDown`); and `PodRecord.parent`, written by the
 /// initializer, before anything else can reach the record, and cleared only by a `deinit`
 /// holding the only reference to the record it clears (its own, or an ancestor's whose last
-/// reference it took over), when nothing else can read it.
+/// reference it took over), when nothing else can read it. A root's `tree`, the tree's lock and
+/// state, is written once by the root engine's initializer, before the record is shared, and
+/// let go of only as the root's record goes: when no engine of the tree is left to use it
+/// (each holds a record whose ancestors reach the root's).
 
 /// One pod's tables inside its tree's engine state: the pod's cached instances, overrides and
 /// scope bookkeeping, and where it sits among its parent and children.
@@ -53,6 +56,14 @@ final class PodRecord {
   /// `PodEngine.treeWords`): a reference of its own would be written as each request's pod is
   /// made and let go of, by every request on every core.
   let rootGate: ThreadBuildGate?
+  /// The tree's lock and state, for a root; nil for a child. Owned here, and by nothing else:
+  /// every engine of the tree holds its own record, which holds its parent's, and so on up to
+  /// the root's, so the state lives as long as any engine, and a request pod's engine takes
+  /// it unretained (a retain was a write, made and undone by every request on every core, to
+  /// a count they all share). The state refers to the root's record without a retain (see
+  /// `EngineState.root`), so the two make no cycle. Set by the root engine's initializer,
+  /// before the record is shared, and never again.
+  @exclusivity(unchecked) private(set) var tree: Locked<EngineState>?
   /// Whether the pod has an observer of its own (not one of an ancestor's).
   var hasObserver: Bool {
     @inline(__always) get { observer != nil }
@@ -167,6 +178,14 @@ final class PodRecord {
   /// its parent already taken out, so its own `deinit` finds none. The app's record, which
   /// every request's record shares, is only read here (its uniqueness), never written, unless
   /// this releases the last reference to it.
+  /// Makes the tree's lock and state, owned by this root record (see `tree`).
+  func makeTree() -> Locked<EngineState> {
+    let state = EngineState(root: self)
+    let tree = Locked(state, sharedSections: state.threadBuildGate.words)
+    self.tree = tree
+    return tree
+  }
+
   deinit {
     if let stripedChildren {
       // Every child removed itself as its pod went: the heads are all nil.
