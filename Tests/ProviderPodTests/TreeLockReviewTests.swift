@@ -9,7 +9,8 @@ import Testing
 // tests try to make the library report a wrong scope, use the lock after it went, or keep it
 // forever, through the public API, reaching into the engine only to see the lock go.
 
-@Suite("Review: the scope an override gives is the one reported and cleared")
+@Suite(
+  "Review: the scope an override gives is the one reported and cleared", .timeLimit(.minutes(10)))
 struct TreeLockReviewScopeTests {
   @Test("overrides giving another scope, the same kind as another, or their provider's own")
   func overriddenScopesInEventsGraphAndClears() {
@@ -209,7 +210,11 @@ struct TreeLockReviewScopeTests {
   }
 }
 
-@Suite("Review: the tree's lock lasts while anything can use it, and then goes")
+// A hang watchdog, with room to spare: the async tests wait on gates that a bug could leave
+// shut.
+@Suite(
+  "Review: the tree's lock lasts while anything can use it, and then goes",
+  .timeLimit(.minutes(10)))
 struct TreeLockReviewLifetimeTests {
   private let repository = Provider(name: "repository") { _ in Counted() }
   private let fresh = Provider(scope: AlwaysCreateNewScope(), name: "fresh") { _ in Counted() }

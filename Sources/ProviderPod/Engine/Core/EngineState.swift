@@ -8,9 +8,10 @@
 /// may resolve).
 ///
 /// **Unsafe code here, and the invariant it relies on.** `root` is `unowned(unsafe)`: the
-/// root's record owns the lock that holds this state (`PodRecord.tree`), so the record
-/// outlives the state, and a strong reference would make a cycle that kept the tree forever.
-/// Nothing else here is unsafe.
+/// root's record owns the lock that holds this state (`PodRecord.tree`), and a strong
+/// reference would make a cycle that kept the tree forever. The state is destroyed as the
+/// root's record is (after its `deinit` has run, with its other fields), when no engine of
+/// the tree is left to run a section: nothing reads `root` then. Nothing else here is unsafe.
 struct EngineState {
   /// The tree's root pod. Not retained: the root's record owns the tree's lock and with it
   /// this state (`PodRecord.tree`), so it outlives the state.

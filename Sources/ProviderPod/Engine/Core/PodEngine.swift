@@ -12,7 +12,8 @@ internal import CProviderPod
 /// (`LockHandle`), and `treeWords` the address of the tree's shared words, in the root's
 /// `ThreadBuildGate`: the root's record owns the lock (`PodRecord.tree`) and holds the gate
 /// for as long as it lives, so both stay valid for every use through the engine, and for a
-/// copy of `state` taken by a call on the engine for the length of that call. `parentPod` is exempt from dynamic
+/// copy of `state` that a call on the engine takes, for the length of that call (the only
+/// one: the cancellation handler of `wait`, in `PodEngine+Async.swift`). `parentPod` is exempt from dynamic
 /// exclusivity checks: it is written by the child `Pod`'s initializer, before the pod is
 /// shared, and taken out only by that pod's `deinit` (or by the `deinit` of a descendant
 /// holding the only reference to the pod), when nothing can read it; `Pod.parent` reads it

@@ -170,14 +170,6 @@ final class PodRecord {
     }
   }
 
-  /// Lets go of the parent's record, and of each ancestor's whose only reference it then
-  /// holds, one after the other: released from one another's `deinit`, a chain of records
-  /// thousands deep (pods made each from the one before) overflowed a small thread stack when
-  /// something other than the chain's pods let go of the deepest record last, such as the
-  /// slot a clear on another thread took out of it. A record so taken is released here with
-  /// its parent already taken out, so its own `deinit` finds none. The app's record, which
-  /// every request's record shares, is only read here (its uniqueness), never written, unless
-  /// this releases the last reference to it.
   /// Makes the tree's lock and state, owned by this root record (see `tree`).
   func makeTree() -> Locked<EngineState> {
     let state = EngineState(root: self)
@@ -186,6 +178,14 @@ final class PodRecord {
     return tree
   }
 
+  /// Lets go of the parent's record, and of each ancestor's whose only reference it then
+  /// holds, one after the other: released from one another's `deinit`, a chain of records
+  /// thousands deep (pods made each from the one before) overflowed a small thread stack when
+  /// something other than the chain's pods let go of the deepest record last, such as the
+  /// slot a clear on another thread took out of it. A record so taken is released here with
+  /// its parent already taken out, so its own `deinit` finds none. The app's record, which
+  /// every request's record shares, is only read here (its uniqueness), never written, unless
+  /// this releases the last reference to it.
   deinit {
     if let stripedChildren {
       // Every child removed itself as its pod went: the heads are all nil.
