@@ -13,11 +13,11 @@ internal import CProviderPod
 /// `ThreadBuildGate`: the root's record owns the lock (`PodRecord.tree`) and holds the gate
 /// for as long as it lives, so both stay valid for every use through the engine, and for a
 /// copy of `state` that a call on the engine takes, for the length of that call (the only
-/// one: the cancellation handler of `wait`, in `PodEngine+Async.swift`). `parentPod` is exempt from dynamic
-/// exclusivity checks: it is written by the child `Pod`'s initializer, before the pod is
-/// shared, and taken out only by that pod's `deinit` (or by the `deinit` of a descendant
-/// holding the only reference to the pod), when nothing can read it; `Pod.parent` reads it
-/// through a live pod only. Nothing else here is unsafe.
+/// one: the cancellation handler of `wait`, in `PodEngine+Async.swift`). `parentPod` is
+/// exempt from dynamic exclusivity checks: it is written by the child `Pod`'s initializer,
+/// before the pod is shared, and taken out only by that pod's `deinit` (or by the `deinit` of
+/// a descendant holding the only reference to the pod), when nothing can read it;
+/// `Pod.parent` reads it through a live pod only. Nothing else here is unsafe.
 final class PodEngine {
   /// The state of the whole tree of pods, shared with the parent and the children, through
   /// its lock's addresses: the lock is owned by the root's record (`PodRecord.tree`), which
@@ -383,11 +383,12 @@ final class PodEngine {
   ) -> CacheEntry? {
     // Written under the lock when the build began, by this thread.
     let ownsValue = override?.ownsValue ?? true
-    // The build's scope, as `step` chose it, taken from what the caller holds rather than from
-    // the frame, whose unretained fields are retained as they are read: each a write to a
-    // description that every request on every core shares. The entry keeps it only when an
-    // override gives another than the provider's.
-    // Read field by field: a `??` of the two made a copy, retained and released.
+    // The build's scope, as `step` chose it (the override's, else the provider's), read from
+    // what the caller holds rather than from the frame, whose unretained fields are retained
+    // as they are read, and field by field, since a `??` of the two made a copy, retained and
+    // released: each a write to a description that every request on every core shares. The
+    // entry keeps the scope only when an override gives another than the provider's. Release
+    // builds rely on `step` choosing it so; debug builds check.
     assert(
       (override?.scope ?? provider.scope) === frame.scope,
       "a build's scope is its override's or its provider's")
