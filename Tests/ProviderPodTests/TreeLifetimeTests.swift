@@ -51,31 +51,6 @@ struct TreeLifetimeTests {
     }
   }
 
-  @Test("a request's context kept past the request and the app still resolves, and lets go")
-  func keptContextOutlivesEveryPod() {
-    weak var lock: Locked<EngineState>?
-    var kept: ContextKeeper?
-    do {
-      let app = Pod()
-      lock = app.engine.pod.tree
-      let request = Pod(parent: app, scopes: [AppRequestScope()])
-      kept = request.resolve(handler)
-    }
-    // Both pods are gone; the context still holds the request's tables, and through them
-    // the app's, which own the lock.
-    #expect(lock != nil)
-    let context = kept!.context
-    kept = nil
-    // A pod that went away caches nothing: each resolve through it builds afresh.
-    let first = context.resolve(repository)
-    let second = context.resolve(repository)
-    #expect(first !== second)
-    #expect(context.resolve(fresh) !== context.resolve(fresh))
-    #expect(context.pod == nil)
-    _ = consume context
-    #expect(lock == nil)
-  }
-
   @Test("contexts on 8 threads resolve while the app's pod goes with the last request")
   func contextsOnThreadsOutliveTheApp() {
     let handler = self.handler

@@ -244,7 +244,9 @@ struct TreeLockReviewLifetimeTests {
     let kept = context!
     context = nil
     #expect(kept.pod == nil)
+    // A pod that went away caches nothing: each resolve through it builds afresh.
     #expect(kept.resolve(repository) !== kept.resolve(repository))
+    #expect(kept.resolve(fresh) !== kept.resolve(fresh))
     #expect(kept.resolve(scoped) !== kept.resolve(scoped))
     let async = AsyncProvider<Counted>(name: "async") { _ in Counted() }
     let one = try await kept.resolve(async)
