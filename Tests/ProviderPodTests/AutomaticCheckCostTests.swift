@@ -6,7 +6,8 @@ import Testing
 // the change touched, or a constant on average, never the whole tree each time: a server run
 // in debug with thousands of live request pods, or a deep chain of pods going away, would
 // otherwise slow down with the square of its pods. Counted in pods and slots visited, not
-// timed. With `PROVIDERPOD_INTERNAL_CHECKS` every change checks the whole tree on purpose.
+// timed. With `PROVIDERPOD_INTERNAL_CHECKS`, or on a tree a test asks it of (as the model tests
+// do), every change checks the whole tree on purpose.
 @Suite("The automatic bookkeeping check")
 struct AutomaticCheckCostTests {
   #if DEBUG && !PROVIDERPOD_INTERNAL_CHECKS
@@ -47,10 +48,11 @@ struct AutomaticCheckCostTests {
     }
   #endif
 
-  #if PROVIDERPOD_INTERNAL_CHECKS
-    @Test("built with PROVIDERPOD_INTERNAL_CHECKS, every change checks the whole tree")
-    func internalChecksCoverEveryChange() {
+  #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+    @Test("a tree asked to check after every change checks the whole tree each time")
+    func everyChangeWhenAsked() {
       let pod = Pod()
+      pod.checkBookkeepingAfterEveryChange()
       let providers = (0..<100).map { instanceProvider("p\($0)", scope: StepScope()) }
       for provider in providers { _ = pod.resolve(provider) }
       for _ in 0..<10 {

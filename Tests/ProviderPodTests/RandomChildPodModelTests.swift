@@ -311,6 +311,8 @@ private struct TreeWorld {
           onDiscard: { disposals.record($0) }, makeBuilder(index, nil)))
     }
     root.handle = Pod(observer: root.recorder)
+    // The whole tree's bookkeeping checked after every step, not only now and then.
+    root.handle!.checkBookkeepingAfterEveryChange()
   }
 
   private mutating func randomScope() -> TreeScope {

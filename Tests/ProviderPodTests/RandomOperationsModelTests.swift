@@ -157,6 +157,8 @@ private struct ModelWorld {
           onDiscard: { disposals.record($0) }, makeBuilder(index, nil)))
     }
     pod = Pod(observer: recorder)
+    // The whole tree's bookkeeping checked after every step, not only now and then.
+    pod!.checkBookkeepingAfterEveryChange()
     if capturedPod { table.capturedPod = pod }
   }
 

@@ -14,7 +14,9 @@ extension EngineState {
   ///   costs a constant per change on average, whatever the tree's size: a unit test's small
   ///   tree is checked after every change, a server's thousands of request pods after every
   ///   few hundred. Checking the whole tree after every change made a debug server slow down
-  ///   with the square of its pods.
+  ///   with the square of its pods. A test can ask for every change on its own tree
+  ///   (`Pod.checkBookkeepingAfterEveryChange()`), as the model tests do, so that the plain
+  ///   test build runs them with the checks the flag gives, and no build of its own is needed.
   /// - Release builds: nothing.
   @inline(__always)
   mutating func checkInvariantsInDebugBuilds() {
@@ -23,7 +25,9 @@ extension EngineState {
     #elseif DEBUG
       invariantChecks.changesUntilNext -= 1
       guard invariantChecks.changesUntilNext <= 0 else { return }
-      invariantChecks.changesUntilNext = checkInvariants() / Self.debugCheckWorkPerChange
+      let visited = checkInvariants()
+      invariantChecks.changesUntilNext =
+        invariantChecks.everyChange ? 0 : visited / Self.debugCheckWorkPerChange
     #endif
   }
 
@@ -237,6 +241,9 @@ struct InvariantChecks {
   var changesUntilNext = 0
   /// Pods and slots the automatic checks have visited, for tests that they stay cheap.
   var work = 0
+  /// Whether every change checks the whole tree, whatever its size, as with
+  /// `PROVIDERPOD_INTERNAL_CHECKS`: set by tests on their own tree.
+  var everyChange = false
 }
 
 extension Pod {
@@ -259,6 +266,17 @@ extension Pod {
       engine.state.withLock { $0.invariantChecks.work }
     #else
       0
+    #endif
+  }
+
+  /// Makes every change to this pod's tree, a finished build and a pod going away check the
+  /// whole tree's bookkeeping, as building with `PROVIDERPOD_INTERNAL_CHECKS` does, in a
+  /// debug build (nothing in release): for tests whose trees stay small and that change them
+  /// thousands of times, such as the model tests, so that a bookkeeping bug stops the test at
+  /// the step that made it.
+  func checkBookkeepingAfterEveryChange() {
+    #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
+      engine.state.withLock { $0.invariantChecks.everyChange = true }
     #endif
   }
 
