@@ -276,7 +276,11 @@ extension Pod {
   /// the step that made it.
   func checkBookkeepingAfterEveryChange() {
     #if DEBUG || PROVIDERPOD_INTERNAL_CHECKS
-      engine.state.withLock { $0.invariantChecks.everyChange = true }
+      engine.state.withLock { state in
+        state.invariantChecks.everyChange = true
+        // The next change checks, rather than the one the last check scheduled.
+        state.invariantChecks.changesUntilNext = 0
+      }
     #endif
   }
 
