@@ -231,26 +231,39 @@ struct ChildPodConcurrencyTests {
     ) { pod in Instance("session", serial: 0, dependencies: [pod.resolve(api)]) }
     let parent = Pod()
     let published = Shared(0)  // the last override that returned
+    // Changes begun and changes returned: equal while none is under way. A change is under
+    // way from before its call until after `published` says so.
+    let changesBegun = Shared(0)
+    let changesReturned = Shared(0)
     let stale = Counter()
     let wrongAPI = Counter()
     onThreads(3) { index in
       if index == 0 {
         for version in 1...150 {
+          changesBegun.withLock { $0 += 1 }
           parent.overrideProvider(config, withValue: version)
           published.withLock { $0 = version }
-          if version % 3 == 0 { parent.clearCachedInstances(forScope: AppWindowScope()) }
+          changesReturned.withLock { $0 += 1 }
+          if version % 3 == 0 {
+            changesBegun.withLock { $0 += 1 }
+            parent.clearCachedInstances(forScope: AppWindowScope())
+            changesReturned.withLock { $0 += 1 }
+          }
         }
         return
       }
       for _ in 0..<150 {
         let child = Pod(parent: parent, scopes: [AppWindowScope()])
+        let returned = changesReturned.withLock { $0 }
         let seen = published.withLock { $0 }
         let own = child.resolve(session)
         if own.dependencies[0].serial < seen { stale.next() }
         if child.resolve(api).serial < seen { stale.next() }
         if child.resolve(session) === own, own.dependencies[0] !== child.resolve(api) {
-          // Cached, so built from the API the child resolves now, unless a change came in.
-          if published.withLock({ $0 }) == seen { wrongAPI.next() }
+          // Cached, so built from the API the child resolves now, unless a change came in:
+          // none began since the reads above (and none was under way then) if the count of
+          // those begun is still that of those returned before them.
+          if changesBegun.withLock({ $0 }) == returned { wrongAPI.next() }
         }
       }
     }
