@@ -11,10 +11,25 @@ internal import CProviderPod
 /// under the tree's lock, before any child is listed in them, never moved, and freed only by
 /// the root's `deinit`, when no child is listed (a listed child holds the root through its
 /// `parent`). Each head is read and written only under the tree's lock, or in a shared section
-/// under the lock of the stripe it belongs to, which every pod listed there takes.
+/// under the lock of the stripe it belongs to, which every pod listed there takes. The heads
+/// are a cache line apart (`headStride`), and only `head(of:in:)` finds one: packed, eight
+/// stripes shared a line, and requests on different cores whose pods fell in two of them (a
+/// thread's request pods come back at the same address, so in the same stripe, request after
+/// request) moved that line between their cores at every join and leave.
 extension PodRecord {
   /// How many lists a root keeps its children in: one per lock of the pods' shared sections.
   static let stripeCount = Int(pp_stripe_count)
+
+  /// How far apart, in elements, the heads of a root's lists are: a cache line.
+  static let headStride = 64 / MemoryLayout<PodRecord?>.stride
+
+  /// The head of list `stripe` of a root's lists of children.
+  @inline(__always)
+  static func head(
+    of stripe: Int, in heads: UnsafeMutablePointer<PodRecord?>
+  ) -> UnsafeMutablePointer<PodRecord?> {
+    heads + stripe &* headStride
+  }
 
   /// The list of a root's children this pod goes in: its shared sections' lock's.
   @inline(__always)
@@ -24,8 +39,9 @@ extension PodRecord {
   /// its first child joins: shared sections only read whether it has them.
   func makeStripedChildren() {
     guard stripedChildren == nil else { return }
-    let heads = UnsafeMutablePointer<PodRecord?>.allocate(capacity: Self.stripeCount)
-    heads.initialize(repeating: nil, count: Self.stripeCount)
+    let heads = UnsafeMutablePointer<PodRecord?>.allocate(
+      capacity: Self.stripeCount * Self.headStride)
+    heads.initialize(repeating: nil, count: Self.stripeCount * Self.headStride)
     stripedChildren = heads
   }
 
@@ -37,7 +53,7 @@ extension PodRecord {
   func addToParent() {
     guard parent != nil else { return }
     if let heads = parent!.stripedChildren {
-      let head = heads + stripe
+      let head = Self.head(of: stripe, in: heads)
       nextSibling = head.pointee
       nextSibling?.previousSibling = self
       head.pointee = self
@@ -55,8 +71,9 @@ extension PodRecord {
     guard parent != nil else { return }
     if let previous = previousSibling {
       previous.nextSibling = nextSibling
-    } else if let heads = parent!.stripedChildren, heads[stripe] === self {
-      heads[stripe] = nextSibling
+    } else if let heads = parent!.stripedChildren, Self.head(of: stripe, in: heads).pointee === self
+    {
+      Self.head(of: stripe, in: heads).pointee = nextSibling
     } else if parent!.firstChild === self {
       parent!.firstChild = nextSibling
     } else {
@@ -72,8 +89,8 @@ extension PodRecord {
     guard let heads = stripedChildren else { return firstChild.map { [$0] } ?? [] }
     var result: [PodRecord] = []
     if let first = firstChild { result.append(first) }
-    for index in 0..<Self.stripeCount {
-      if let head = heads[index] { result.append(head) }
+    for stripe in 0..<Self.stripeCount {
+      if let head = Self.head(of: stripe, in: heads).pointee { result.append(head) }
     }
     return result
   }
@@ -88,7 +105,7 @@ extension PodRecord {
   }
 
   private static func anyListed(in heads: UnsafeMutablePointer<PodRecord?>) -> Bool {
-    for index in 0..<stripeCount where heads[index] != nil { return true }
+    for stripe in 0..<stripeCount where head(of: stripe, in: heads).pointee != nil { return true }
     return false
   }
 
@@ -102,8 +119,8 @@ extension PodRecord {
       body(next)
     }
     guard let heads = stripedChildren else { return }
-    for index in 0..<Self.stripeCount {
-      var child = heads[index]
+    for stripe in 0..<Self.stripeCount {
+      var child = Self.head(of: stripe, in: heads).pointee
       while let next = child {
         child = next.nextSibling
         body(next)

@@ -189,7 +189,7 @@ final class PodRecord {
   deinit {
     if let stripedChildren {
       // Every child removed itself as its pod went: the heads are all nil.
-      stripedChildren.deinitialize(count: Self.stripeCount)
+      stripedChildren.deinitialize(count: Self.stripeCount * Self.headStride)
       stripedChildren.deallocate()
     }
     var next = parent.take()
