@@ -33,6 +33,7 @@ extension PodEngine {
 
   /// Reports the overrides a pod was created with, once it is set up.
   func reportOverridden(_ records: [OverrideRecord]) {
+    guard !records.isEmpty else { return }
     let pod = self.pod
     report(records.map { ReportedEvent(pod: pod, event: .overridden(provider: $0.name)) })
   }
