@@ -74,9 +74,7 @@ public final class Pod: Sendable {
     parent: borrowing Pod, scopes: [any ProviderScope] = [], overrides: [ProviderOverride] = [],
     observer: (any PodObserver)? = nil
   ) {
-    // `children` is user code: walk the scope tree before any lock is taken.
-    var owned: [ScopeKey] = []
-    for scope in scopes { ScopeInfo.addOwnedSubtree(of: scope, to: &owned) }
+    let owned = OwnedScopes(scopes)
     let records = overrides.map(\.record)
     // Made inside a test's isolation of `parent`: a child of the test's pod, so that what it
     // shares lives there and not in the pod other tests use. Apart from the usual path, which
@@ -102,7 +100,7 @@ public final class Pod: Sendable {
   /// reference count that every request on every core shares.
   @inline(never)
   private static func childEngine(
-    of parent: Pod, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
+    of parent: Pod, ownedScopes: OwnedScopes, overrides: [OverrideRecord],
     observer: ObserverBox?
   ) -> PodEngine {
     PodEngine(

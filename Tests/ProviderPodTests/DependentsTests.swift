@@ -2,23 +2,23 @@ import Testing
 
 @testable import ProviderPod
 
+/// Slots of singletons, in a pod of their own, for tests of the tables that list slots.
+func slotsInAPodOfTheirOwn(_ count: Int) -> [Slot] {
+  let pod = PodRecord(observer: nil)
+  return (0..<count).map { index in
+    let info = ProviderInfo(
+      name: "slot\(index)", cycleLabel: "slot\(index)", scope: ScopeInfo(SingletonScope()))
+    return Slot(info, in: pod)
+  }
+}
+
 @Suite("A slot's table of what was built from it")
 struct DependentsTests {
-  /// Slots to count, in a pod of their own.
-  private static func slots(_ count: Int) -> [Slot] {
-    let pod = PodRecord(observer: nil)
-    return (0..<count).map { index in
-      let info = ProviderInfo(
-        name: "slot\(index)", cycleLabel: "slot\(index)", scope: ScopeInfo(SingletonScope()))
-      return Slot(info, in: pod)
-    }
-  }
-
   @Test(
     "counts agree with a dictionary through every size, inline or not",
     arguments: [1, 2, 3, 5, 8])
   func agreesWithDictionary(distinct: Int) {
-    let slots = Self.slots(distinct)
+    let slots = slotsInAPodOfTheirOwn(distinct)
     var dependents = Dependents()
     var model: [SlotID: Int] = [:]
     var generator = SplitMix64(seed: UInt64(distinct))
@@ -41,7 +41,7 @@ struct DependentsTests {
 
   @Test("iterating is a snapshot: changing the table meanwhile leaves it as it was")
   func iterationIsASnapshot() {
-    let slots = Self.slots(4)
+    let slots = slotsInAPodOfTheirOwn(4)
     var dependents = Dependents()
     for slot in slots.prefix(2) { dependents.add(slot) }
     var seen: [SlotID] = []

@@ -11,7 +11,7 @@ extension EngineState {
         if next !== pod, next.ownedScopes.contains(scope) { continue }
         next.scopeEpochs[scope, default: 0] += 1
         // Every member goes, so the membership goes whole rather than member by member.
-        if let cleared = next.scopeMembers.removeValue(forKey: scope) {
+        if let cleared = next.scopeMembers.removeAll(of: scope) {
           for slot in cleared { slot.memberIndex = -1 }
           if members.isEmpty { members = cleared } else { members.append(contentsOf: cleared) }
         }

@@ -100,7 +100,7 @@ extension EngineState {
     var overrides = [ProviderKey: OverrideRecord]()
     /// The pod's other tables, freed after the lock too: freeing a table costs more than
     /// everything else `release` does for a request's pod.
-    var scopeMembers = [ScopeKey: [Slot]]()
+    var scopeMembers = ScopeMembers()
     var familySlots = [ProviderKey: Set<ProviderKey>]()
     var objects: [AnyObject] = []
     /// What the instances of a pod of many slots were built from, taken out of them, so that

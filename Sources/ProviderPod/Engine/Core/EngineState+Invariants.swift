@@ -178,8 +178,10 @@ extension EngineState {
           }
         }
       }
-      for (scope, members) in pod.scopeMembers {
-        if members.isEmpty { problems.append("empty membership kept for a scope") }
+      if pod.scopeMembers.keepsAnEmptyList {
+        problems.append("empty membership kept for a scope")
+      }
+      for (scope, members) in pod.scopeMembers.all {
         for (index, slot) in members.enumerated()
         where pod.slots[slot.key] !== slot || slot.entry?.scopeKey(of: slot.info) != scope
           || slot.linkTarget != nil || slot.memberIndex != index

@@ -92,7 +92,7 @@ final class PodEngine {
   /// saves a request's pod about 60 instructions.
   @inline(__always)
   init(
-    parent: borrowing PodEngine, ownedScopes: [ScopeKey], overrides: [OverrideRecord],
+    parent: borrowing PodEngine, ownedScopes: OwnedScopes, overrides: [OverrideRecord],
     observer: ObserverBox?
   ) {
     givenSettings = parent.givenSettings

@@ -43,26 +43,6 @@ final class ScopeInfo: Sendable {
     }
     return result
   }
-
-  /// The scopes a child pod given `scope` owns: itself and its descendants, each once.
-  /// Adds `scope` and its descendants to `owned`, each once. An array rather than a set: a
-  /// pod owns a handful of scopes, and a server makes a pod per request, for which a set's
-  /// allocation and hashing cost more than scanning a few keys.
-  static func addOwnedSubtree(of scope: any ProviderScope, to owned: inout [ScopeKey]) {
-    let key = ScopeKey(scope)
-    guard !owned.contains(key) else { return }
-    // A literal for the first: appending to an empty array grows it through the standard
-    // library's unspecialised code (a request's pod owns one scope, and pays it every request).
-    if owned.isEmpty { owned = [key] } else { owned.append(key) }
-    // Most scopes have no children: no list of pending ones for them.
-    var pending = scope.children
-    while let next = pending.popLast() {
-      let key = ScopeKey(next)
-      guard !owned.contains(key) else { continue }
-      owned.append(key)
-      pending.append(contentsOf: next.children)
-    }
-  }
 }
 
 /// A scope's identity: its type.

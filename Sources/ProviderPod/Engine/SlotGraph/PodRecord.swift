@@ -47,7 +47,7 @@ final class PodRecord {
   let depth: Int
   /// The scopes this pod owns (given when it was made, and their descendants): a provider in
   /// one of them is built and cached here rather than shared with the parent.
-  let ownedScopes: [ScopeKey]
+  let ownedScopes: OwnedScopes
   /// The pod's own observer, boxed (see `ObserverBox`); nil for most pods.
   let observer: ObserverBox?
   /// The tree's shared words, for a root: its table of published instances, which slots of
@@ -91,11 +91,8 @@ final class PodRecord {
   @exclusivity(unchecked) var slots = [ProviderKey: Slot]()
   /// Overrides by provider key, and family overrides by family key.
   @exclusivity(unchecked) var overrides = [ProviderKey: OverrideRecord]()
-  /// For each scope that can be cleared, the slots with an instance cached in it, each knowing
-  /// its place (`Slot.memberIndex`). A list rather than a set of keys: a clear takes the slots
-  /// as they are, in the order they were cached, without looking each up, and a single
-  /// discard swaps the last member into the place it leaves.
-  @exclusivity(unchecked) var scopeMembers = [ScopeKey: [Slot]]()
+  /// For each scope that can be cleared, the slots with an instance cached in it.
+  @exclusivity(unchecked) var scopeMembers = ScopeMembers()
   /// For each family, its members that have a slot.
   @exclusivity(unchecked) var familySlots = [ProviderKey: Set<ProviderKey>]()
   /// How often each scope has been cleared: a build that began before a clear of its scope
@@ -142,7 +139,7 @@ final class PodRecord {
     parent = nil
     rootGate = ThreadBuildGate.make()
     depth = 0
-    ownedScopes = []
+    ownedScopes = OwnedScopes()
     self.observer = observer
     isJoined = true
   }
@@ -150,24 +147,19 @@ final class PodRecord {
   /// A child pod's record. `parent` is consumed into the record's own reference: a request's
   /// pod is made from the app's record, and every other retain of it is a write to the app
   /// record's reference count, which every request on every core writes.
-  init(parent: consuming PodRecord, ownedScopes: [ScopeKey], observer: ObserverBox?) {
+  init(parent: consuming PodRecord, ownedScopes: OwnedScopes, observer: ObserverBox?) {
     rootGate = nil
     depth = parent.depth + 1
     self.parent = consume parent
     self.ownedScopes = ownedScopes
     self.observer = observer
     isJoined = false
-    // A child's first tables are copied here, before the record is shared, rather than by
-    // its first insert, under the tree's lock that the app's pod and every other request
-    // wait on: the slot table of any child (a resolve through it links or builds there), and
-    // the scope lists of one that owns scopes (what it builds in them is listed).
-    let tables = ThreadRecord.current.emptyTables
-    slots = tables.slots
+    // A child's slot table is copied here, before the record is shared, rather than by its
+    // first insert, under the tree's lock that the app's pod and every other request wait on
+    // (a resolve through any child links or builds there). Its scope lists need no table
+    // until it caches in a second scope.
+    slots = ThreadRecord.current.emptyTables.slots
     Self.copyStorage(of: &slots, probing: ProviderKey(address: 0))
-    if let owned = ownedScopes.first {
-      scopeMembers = tables.scopeMembers
-      Self.copyStorage(of: &scopeMembers, probing: owned)
-    }
   }
 
   /// Makes the tree's lock and state, owned by this root record (see `tree`).
@@ -294,31 +286,12 @@ final class PodRecord {
 
   /// Lists `slot`, which has just cached an instance in `scope`, among the scope's members.
   func addMember(_ slot: Slot, of scope: ScopeKey) {
-    if let index = scopeMembers.index(forKey: scope) {
-      slot.memberIndex = scopeMembers.values[index].count
-      scopeMembers.values[index].append(slot)
-      return
-    }
-    slot.memberIndex = 0
-    if scopeMembers.capacity == 0 { scopeMembers = ThreadRecord.current.emptyTables.scopeMembers }
-    scopeMembers[scope] = [slot]
+    scopeMembers.add(slot, of: scope)
   }
 
   /// Takes `slot` out of `scope`'s members, moving the last member into its place.
   func removeMember(_ slot: Slot, of scope: ScopeKey) {
-    let position = slot.memberIndex
-    slot.memberIndex = -1
-    guard let index = scopeMembers.index(forKey: scope) else { return }
-    // One access to the list for the whole change: each access checks it is held once.
-    func take(from members: inout [Slot]) -> Bool {
-      let last = members.removeLast()
-      if last !== slot {
-        last.memberIndex = position
-        members[position] = last
-      }
-      return members.isEmpty
-    }
-    if take(from: &scopeMembers.values[index]) { scopeMembers.remove(at: index) }
+    scopeMembers.remove(slot, of: scope)
   }
 
   /// Whether this pod itself shadows `provider`, whose instance is in `scope`: it overrides
