@@ -90,14 +90,10 @@ enum ChildPods {
     report: report, run: { duration, _ in await run(for: duration) })
 
   static func run(for duration: Duration) async {
-    let deadline = Deadline(after: duration)
-    do {
-      let pod = Pod()
-      app.withLock { $0 = pod }
-      race(in: pod, until: deadline)
-      app.withLock { $0 = nil }
-    }
-    await settle([clients, childClients, handlers, steps, items, sessions, audits, summaries])
+    await raceAgainstAppInGlobal(
+      app, for: duration,
+      settling: [clients, childClients, handlers, steps, items, sessions, audits, summaries]
+    ) { race(in: $0, until: $1) }
   }
 
   private static func race(in pod: Pod, until deadline: Deadline) {

@@ -111,13 +111,9 @@ enum RequestsBesideAppChanges {
     report: report, run: { duration, _ in await run(for: duration) })
 
   static func run(for duration: Duration) async {
-    do {
-      let pod = Pod()
-      app.withLock { $0 = pod }
-      race(in: pod, until: Deadline(after: duration))
-      app.withLock { $0 = nil }
-    }
-    await settle([configs, clients, freshOnes, sessions, handlers])
+    await raceAgainstAppInGlobal(
+      app, for: duration, settling: [configs, clients, freshOnes, sessions, handlers]
+    ) { race(in: $0, until: $1) }
     let missing = seenCached.value.subtracting(disposed.value)
     report.check(
       missing.isEmpty, "\(missing.count) instances seen cached were never disposed of")

@@ -1,3 +1,5 @@
+import ProviderPod
+
 /// One race, runnable alone with `--scenario NAME`.
 struct Scenario: Sendable {
   let name: String
@@ -33,6 +35,7 @@ let allScenarios: [Scenario] = [
   ShutdownRace.scenario,
   OrphanedRequests.scenario,
   DeepChains.scenario,
+  MultiScopeRequests.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing
@@ -43,4 +46,21 @@ func settle(_ ledgers: [Ledger]) async {
     try? await Task.sleep(for: .milliseconds(5))
   }
   for ledger in ledgers { ledger.checkSettled() }
+}
+
+/// Races `race` against a new app pod kept in `global`, as apps keep theirs (builders, deinits
+/// and hooks reach it there), until `duration` has passed; then lets go of the pod and waits
+/// for what `ledgers` track to settle.
+func raceAgainstAppInGlobal(
+  _ global: Locked<Pod?>, for duration: Duration, settling ledgers: [Ledger],
+  _ race: (Pod, Deadline) -> Void
+) async {
+  let deadline = Deadline(after: duration)
+  do {
+    let pod = Pod()
+    global.withLock { $0 = pod }
+    race(pod, deadline)
+    global.withLock { $0 = nil }
+  }
+  await settle(ledgers)
 }

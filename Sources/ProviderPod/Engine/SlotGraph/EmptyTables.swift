@@ -3,14 +3,14 @@
 /// Making a table allocates its storage through the standard library's unspecialised code,
 /// which looks the table's generic type up at run time (`Dictionary(minimumCapacity:)` and a
 /// first insert into an empty table cost about 700 and 540 instructions). Copying a table
-/// that already has storage runs code specialised here, with the type at hand: a request's
-/// pod, which fills one of each, costs about 900 instructions less.
+/// that already has storage runs code specialised here, with the type at hand, as a request's
+/// pod does for its slot table.
 ///
 /// One set per thread, kept in the thread's record (`ThreadRecord.emptyTables`), made by its
 /// first pod: a copy retains the template's storage and the copy releases it, and a template
 /// shared by every thread was a cache line that every request on every core wrote. Never
-/// written otherwise: a root pod's first insert finds the storage shared and copies it, and a
-/// child pod copies it as it is made (see `PodRecord.init`).
+/// written otherwise: a pod's first insert finds the storage shared and copies it, but for a
+/// child pod's slot table, copied as the pod is made (see `PodRecord.init`).
 final class EmptyTables {
   let slots = [ProviderKey: Slot](minimumCapacity: 4)
   let scopeMembers = [ScopeKey: [Slot]](minimumCapacity: 2)
