@@ -10,7 +10,7 @@ final class ObserverBox: Sendable {
   }
 
   /// The box for `observer`, or nil when there is none. Borrowed: taken as owned, the
-  /// caller's copy of the existential and its destruction cost a request's pod about 200
+  /// caller's copy of the existential and its destruction cost a request's pod about 150
   /// instructions, with no observer to copy.
   static func boxing(_ observer: borrowing (any PodObserver)?) -> ObserverBox? {
     if observer == nil { return nil }
