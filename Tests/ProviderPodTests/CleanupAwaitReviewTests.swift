@@ -98,7 +98,7 @@ struct CleanupAwaitReviewTests {
       scope: StepScope(), name: "handler",
       onDiscard: { (handler: Resource) in
         handlerHookStarted.set()
-        _ = appShutdownBegan.signal.wait(timeout: .now() + .seconds(60))
+        _ = appShutdownBegan.signal.wait(timeout: .now() + .seconds(hangWatchdogSeconds))
         if databaseCleanupStarted.wait(timeout: .now() + .milliseconds(300)) == .success {
           log.record(Resource("the database's cleanup started while the handler's hook ran"))
           databaseCleanupStarted.signal()
@@ -141,7 +141,7 @@ struct CleanupAwaitReviewTests {
       scope: StepScope(), name: "handler",
       onDiscard: { (handler: Resource) in
         handlerHookStarted.set()
-        _ = requestShutdownBegan.signal.wait(timeout: .now() + .seconds(60))
+        _ = requestShutdownBegan.signal.wait(timeout: .now() + .seconds(hangWatchdogSeconds))
         if requestShutdownReturned.wait(timeout: .now() + .milliseconds(300)) == .success {
           log.record(Resource("the request's shutdown returned while the handler's hook ran"))
         }

@@ -97,7 +97,7 @@ private final class Failures: Sendable {
 /// Runs `body` on a thread of its own and fails the test, rather than hang, if it deadlocks.
 private func onWatchedThread(_ what: Comment, _ body: @escaping @Sendable () -> Void) -> Bool {
   let done = startThread(body)
-  guard done.wait(timeout: .now() + .seconds(60)) == .success else {
+  guard done.wait(timeout: .now() + .seconds(hangWatchdogSeconds)) == .success else {
     Issue.record("timed out waiting for \(what): deadlock")
     return false
   }

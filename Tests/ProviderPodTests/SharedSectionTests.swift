@@ -601,10 +601,10 @@ extension Pod {
     return engine.state.withLock { _ in pod.slots[provider.info.key]?.build?.waiters != nil }
   }
 
-  /// Polls `condition` until it holds or a minute has passed (a hang watchdog): each look
-  /// takes the tree's lock, so looks are spaced, leaving the lock to the thread awaited.
+  /// Polls `condition` until it holds or `hangWatchdogSeconds` have passed (a hang watchdog):
+  /// each look takes the tree's lock, so looks are spaced, leaving the lock to the thread awaited.
   fileprivate func waitUntil(_ condition: () -> Bool) -> Bool {
-    let deadline = Date(timeIntervalSinceNow: 60)
+    let deadline = Date(timeIntervalSinceNow: TimeInterval(hangWatchdogSeconds))
     while Date() < deadline {
       if condition() { return true }
       usleep(200)

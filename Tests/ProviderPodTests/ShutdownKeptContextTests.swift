@@ -57,7 +57,7 @@ struct ShutdownKeptContextTests {
     #expect(cleaned.value == 1)
     // The task that ran the cleanup lets go of it once it has ended, which may be just after
     // the shutdown returned: waited for, with a hang watchdog only.
-    let deadline = ContinuousClock.now + .seconds(60)
+    let deadline = ContinuousClock.now + .seconds(hangWatchdogSeconds)
     while weakKeeper != nil, ContinuousClock.now < deadline { await Task.yield() }
     #expect(weakKeeper == nil, "the shut-down request pod kept its instance alive")
   }

@@ -27,7 +27,7 @@ struct ShutdownRaceTests {
         sessionCleanupStarted.set()
         // The app's pod begins its shutdown while this hook runs; its database must not
         // close until the hook has ended. Give a wrongly started close the time to show.
-        _ = observer.began.wait(timeout: .now() + .seconds(60))
+        _ = observer.began.wait(timeout: .now() + .seconds(hangWatchdogSeconds))
         if databaseCleanupStarted.wait(timeout: .now() + .milliseconds(300)) == .success {
           databaseCleanupStarted.signal()
         }

@@ -92,7 +92,7 @@ final class OneShot: Sendable {
 }
 
 /// Runs `body` under a watchdog: fails the test rather than hang if it has not ended within
-/// a minute (it normally ends at once).
+/// `hangWatchdogSeconds` (it normally ends at once).
 func withWatchdog(
   _ what: Comment, _ body: @escaping @Sendable () async -> Void
 ) async {
@@ -102,7 +102,7 @@ func withWatchdog(
     done.set()
   }
   let watchdog = Task {
-    try? await Task.sleep(for: .seconds(60))
+    try? await Task.sleep(for: .seconds(hangWatchdogSeconds))
     if !done.isSet { Issue.record("timed out waiting for \(what): hung") }
     done.set()
   }

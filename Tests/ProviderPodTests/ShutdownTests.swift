@@ -62,7 +62,7 @@ struct ShutdownOrderTests {
     _ = pod.resolve(left)
     _ = pod.resolve(right)
     do {
-      try await pod.shutdown(timeout: .seconds(60))
+      try await pod.shutdown(timeout: .seconds(hangWatchdogSeconds))
     } catch {
       Issue.record("the cleanups did not overlap: \(error)")
       leftStarted.set()

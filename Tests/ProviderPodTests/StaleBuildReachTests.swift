@@ -31,7 +31,7 @@ struct StaleBuildReachTests {
         "profile", serial: profileBuilds.next(), dependencies: [try await pod.resolve(feed)])
     }
     let watchdog = Task {
-      try? await Task.sleep(for: .seconds(60))
+      try? await Task.sleep(for: .seconds(hangWatchdogSeconds))
       await release.open()
     }
     defer { watchdog.cancel() }
@@ -75,7 +75,7 @@ struct StaleBuildReachTests {
       top = AsyncProvider(name: "level \(level)") { pod in try await pod.resolve(below) }
     }
     let watchdog = Task {
-      try? await Task.sleep(for: .seconds(120))
+      try? await Task.sleep(for: .seconds(hangWatchdogSeconds))
       await release.open()
     }
     defer { watchdog.cancel() }
