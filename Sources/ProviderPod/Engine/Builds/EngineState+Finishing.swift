@@ -7,6 +7,7 @@ import Dispatch
 extension EngineState {
   /// The pod a build placed in `slot` caches its instance in: the deepest of the slot's pod
   /// and the pods that own what it was built from.
+  @inline(__always)
   static func home(placedIn slot: Slot, builtFrom dependencies: [Slot]) -> PodRecord {
     var home = slot.pod
     for dependency in dependencies where dependency.pod.depth > home.depth {
@@ -83,18 +84,20 @@ extension EngineState {
           for dependency in dependencies { addDependent(homeSlot, on: dependency) }
           dropDependent(slot, from: dependencies, released: &released)
         }
-        // Moved in, not copied: a copy retained everything the entry holds, under the lock.
-        if var entry = consume entry {
-          entry.dependencies = dependencies
+        // Moved into the slot and completed there: a copy, as a changed local became when
+        // stored, retained what the entry holds under the lock and released it after.
+        if let entry = entry.take() {
           _ = removeEntry(of: homeSlot, released: &released)
           if homeSlot.isPublished { homeSlot.unpublish(in: threadBuildGate.words) }
-          homeSlot.entry = entry
+          let scopeKind = entry.scopeKind(of: slot.info)
+          let scopeKey = entry.scopeKey(of: slot.info)
+          homeSlot.cache(entry, builtFrom: consume dependencies)
           if slot.info.family == nil { homeSlot.isKept = true }
           // Singletons are never cleared, so they need no membership.
-          if entry.scopeKind(of: slot.info) != .singleton {
-            home.addMember(homeSlot, of: entry.scopeKey(of: slot.info))
+          if scopeKind != .singleton { home.addMember(homeSlot, of: scopeKey) }
+          if reporting {
+            Self.captiveDependencies(of: homeSlot.entry!, cachedIn: homeSlot, events: &events)
           }
-          if reporting { Self.captiveDependencies(of: entry, cachedIn: homeSlot, events: &events) }
           recordDependency(on: homeSlot, from: caller)
           // A caller in a pod below may have come to shadow what the instance was built
           // from while it was built (an override added meanwhile): it gets the value, but

@@ -306,21 +306,23 @@ final class PodEngine {
       }
       return finishExclusively(provider, in: &frame, entry: leftover, caller: caller)
     }
-    finishExclusively(provider, in: &frame, entry: entry, caller: caller)
+    finishExclusively(provider, in: &frame, entry: consume entry, caller: caller)
   }
 
   /// `complete`'s commit under the lock.
   @inline(__always)
   private func finishExclusively<Value>(
-    _ provider: Provider<Value>, in frame: inout Frame, entry: CacheEntry?,
+    _ provider: Provider<Value>, in frame: inout Frame, entry: consuming CacheEntry?,
     caller: Frame?
   ) {
     let reporting = isObserved
     var events: [ReportedEvent] = []
     var released: [AnyObject] = []
+    // Handed on, not copied: a copy retained all the entry holds, and released it after.
+    var entry = entry
     let waiters = state.withLock {
       let waiters = $0.finish(
-        &frame, entry: entry, caller: caller, reporting: reporting, events: &events,
+        &frame, entry: entry.take(), caller: caller, reporting: reporting, events: &events,
         released: &released)
       $0.checkInvariantsInDebugBuilds()
       return waiters

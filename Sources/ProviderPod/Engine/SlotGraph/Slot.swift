@@ -61,6 +61,14 @@ final class Slot {
     self.pod = pod
   }
 
+  /// Caches `entry`, built from `dependencies`. Both are moved in: a copy retained all the
+  /// entry holds, under the lock, and released it after.
+  @inline(__always)
+  func cache(_ entry: consuming CacheEntry, builtFrom dependencies: consuming [Slot]) {
+    entry.dependencies = dependencies
+    self.entry = consume entry
+  }
+
   /// Whether the entry's value is published for reads without the lock (`SharedReads.swift`).
   var isPublished: Bool {
     @inline(__always) get { marks & 1 != 0 }
