@@ -50,9 +50,10 @@ extension EngineState {
     {
       return .callerFinished
     }
-    if let caller {
-      noteUse(of: caller)
-      if !caller.isBuilding { return .callerFinished }
+    // Not bound to a new name: a binding retained the caller and released it at once.
+    if caller != nil {
+      noteUse(of: caller!)
+      if !caller!.isBuilding { return .callerFinished }
     }
     // Most pods override nothing: a root pod without overrides skips the override lookup, and
     // for an always-new provider, which then has no cached instance, the slot lookup too.

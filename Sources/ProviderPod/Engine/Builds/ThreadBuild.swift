@@ -39,16 +39,18 @@ extension PodEngine {
     of provider: ProviderInfo, from caller: Frame?,
     on thread: ThreadRecord
   ) -> Frame? {
-    if let caller {
+    // Unwrapped where used, not bound to a new name: the binding retained the caller and
+    // released it after (an always-new chain of 10 cost 7% more).
+    if caller != nil {
       // Whether the caller is this thread's own build is read from `thread`, which only its
       // own thread writes, not from `phase`: a general build's phase is written under the
       // lock by whichever thread invalidates it.
-      guard thread.isInnermost(caller), caller.thread == thread,
+      guard thread.isInnermost(caller!), caller!.thread == thread,
         ThreadBuildGate.isOpenForNestedBuilds(in: treeWords)
       else { return nil }
       // A thread build runs the provider's own builder: the root overrides nothing.
       let builder = BuilderKey(provider: provider.key, override: nil)
-      if let report = EngineState.repeatedBuilderReport(resolving: provider, builder, from: caller)
+      if let report = EngineState.repeatedBuilderReport(resolving: provider, builder, from: caller!)
       {
         fatalError(report)
       }
