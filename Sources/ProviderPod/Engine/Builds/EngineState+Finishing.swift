@@ -25,7 +25,7 @@ extension EngineState {
   /// it was built from. An instance first built through a child that turned out to need
   /// nothing of the child's is so shared with the child's parent and siblings.
   mutating func finish(
-    _ frame: inout Frame, entry: consuming CacheEntry?, caller: Frame?, reporting: Bool,
+    _ frame: inout Frame, entry: consuming CacheEntry?, caller givenCaller: Frame?, reporting: Bool,
     events: inout [ReportedEvent], released: inout [AnyObject]
   ) -> DispatchGroup? {
     // A build begun in a shared section was never counted (see `EngineState+SharedSections`).
@@ -33,7 +33,9 @@ extension EngineState {
     // Finished here, its reads of the root are recorded there as any build's are.
     if frame.readsUnrecorded { Self.recordUnrecordedReads(of: frame) }
     if frame.isListedRunning { listedRunning.remove(frame) }
-    let caller = caller?.isBuilding == true ? caller : nil
+    // A caller whose build ended meanwhile records nothing. Tested, not copied into a local
+    // of its own: the copy retained the caller and released it after.
+    let callerBuilds = givenCaller?.isBuilding == true
     var stale = isStale(frame)
     let failed = frame.phase == .failed
     frame.end()
@@ -76,7 +78,9 @@ extension EngineState {
         // threw handed its caller an error instead, made from nothing stale.
         dropDependent(slot, from: dependencies, released: &released)
         if let entry { released.append(entry.holder) }
-        if !failed, let owner = caller?.owner { invalidate(owner, released: &released) }
+        if !failed, callerBuilds, let owner = givenCaller?.owner {
+          invalidate(owner, released: &released)
+        }
       } else {
         if homeSlot !== slot {
           // Count the home slot first: a slot with no instance of its own (an always-new
@@ -91,24 +95,24 @@ extension EngineState {
           if homeSlot.isPublished { homeSlot.unpublish(in: threadBuildGate.words) }
           let scopeKind = entry.scopeKind(of: slot.info)
           let scopeKey = entry.scopeKey(of: slot.info)
-          homeSlot.cache(entry, builtFrom: consume dependencies)
+          homeSlot.cache(consume entry, builtFrom: consume dependencies)
           if slot.info.family == nil { homeSlot.isKept = true }
           // Singletons are never cleared, so they need no membership.
           if scopeKind != .singleton { home.addMember(homeSlot, of: scopeKey) }
           if reporting {
             Self.captiveDependencies(of: homeSlot.entry!, cachedIn: homeSlot, events: &events)
           }
-          recordDependency(on: homeSlot, from: caller)
+          if callerBuilds { recordDependency(on: homeSlot, from: givenCaller) }
           // A caller in a pod below may have come to shadow what the instance was built
           // from while it was built (an override added meanwhile): it gets the value, but
           // must not be cached from it.
           let requester = frame.pod!
           let requesterShadows =
             requester !== home && shadowsSince(homeSlot, from: requester, below: home)
-          if let callerPod = caller?.pod, callerPod !== home,
+          if callerBuilds, let callerPod = givenCaller?.pod, callerPod !== home,
             callerPod === requester
               ? requesterShadows : shadowsSince(homeSlot, from: callerPod, below: home),
-            let owner = caller?.owner
+            let owner = givenCaller?.owner
           {
             invalidate(owner, released: &released)
           }
@@ -123,11 +127,11 @@ extension EngineState {
         } else {
           // A weak-scope value that is not an object is not cached: what it was built from
           // now belongs to whoever asked for it.
-          if let owner = caller?.owner {
+          if callerBuilds, let owner = givenCaller?.owner {
             for dependency in dependencies { recordDependency(on: dependency, from: owner) }
           }
           dropDependent(homeSlot, from: dependencies, released: &released)
-          recordDependency(on: homeSlot, from: caller)
+          if callerBuilds { recordDependency(on: homeSlot, from: givenCaller) }
         }
       }
       pruneIfUnused(slot, released: &released)
