@@ -88,8 +88,9 @@ extension EngineState {
           for dependency in dependencies { addDependent(homeSlot, on: dependency) }
           dropDependent(slot, from: dependencies, released: &released)
         }
-        // Moved into the slot and completed there: a copy, as a changed local became when
-        // stored, retained what the entry holds under the lock and released it after.
+        // Taken out of the parameter and consumed into the slot, which completes it there: a
+        // copy (a binding lives to the end of its scope, so storing it without `consume`
+        // copied it) retained what the entry holds under the lock and released it after.
         if let entry = entry.take() {
           _ = removeEntry(of: homeSlot, released: &released)
           if homeSlot.isPublished { homeSlot.unpublish(in: threadBuildGate.words) }

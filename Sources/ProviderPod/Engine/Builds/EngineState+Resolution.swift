@@ -50,7 +50,7 @@ extension EngineState {
     {
       return .callerFinished
     }
-    // Not bound to a new name: a binding retained the caller and released it at once.
+    // Not bound to a new name: a binding retained the caller and released it after.
     if caller != nil {
       noteUse(of: caller!)
       if !caller!.isBuilding { return .callerFinished }

@@ -61,8 +61,9 @@ final class Slot {
     self.pod = pod
   }
 
-  /// Caches `entry`, built from `dependencies`. Both are moved in: a copy retained all the
-  /// entry holds, under the lock, and released it after.
+  /// Caches `entry`, built from `dependencies`, in a slot whose previous entry the caller has
+  /// removed and unpublished (see `entry`). Both are moved in: a copy retained all the entry
+  /// holds, under the lock, and released it after.
   @inline(__always)
   func cache(_ entry: consuming CacheEntry, builtFrom dependencies: consuming [Slot]) {
     entry.dependencies = dependencies
