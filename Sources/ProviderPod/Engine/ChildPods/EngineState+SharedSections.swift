@@ -228,16 +228,15 @@ extension EngineState {
     slot.build = nil
     var dependencies: [Slot] = []
     swap(&dependencies, &frame.dependencies)
-    // Completed where it is and moved into the slot: a copy would retain its scope, which
-    // every request shares.
-    entry!.dependencies = dependencies
+    // Moved into the slot, and read there: a copy would retain its scope, which every
+    // request shares.
+    slot.cache(entry.take()!, builtFrom: consume dependencies)
     if events != nil {
-      let scope = entry!.scope(of: slot.info).name
+      let scope = slot.entry!.scope(of: slot.info).name
       events!.append(
         ReportedEvent(pod: pod, event: .built(provider: slot.info.name, scope: scope)))
-      captiveDependencies(of: entry!, cachedIn: slot, events: &events!)
+      captiveDependencies(of: slot.entry!, cachedIn: slot, events: &events!)
     }
-    slot.entry = entry.take()
     slot.isKept = true
     if readsUnrecorded { slot.readsUnrecorded = true }
     if let memberScope { pod.addMember(slot, of: memberScope) }
