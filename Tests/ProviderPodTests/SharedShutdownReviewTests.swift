@@ -203,7 +203,7 @@ extension SharedShutdownReviewTests {
     _ = request.resolve(screen)
     transcript.add("shutdown begins")
     do {
-      try await request.shutdown(timeout: .seconds(600))
+      try await request.shutdown(timeout: .seconds(hangWatchdogSeconds))
       transcript.add("shutdown returned")
     } catch {
       let failures = error.failures.map { "\($0.provider): \($0.error)" }

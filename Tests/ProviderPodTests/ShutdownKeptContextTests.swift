@@ -52,7 +52,7 @@ struct ShutdownKeptContextTests {
     do {
       let request = Pod(parent: app, scopes: [KeptContextRequestScope()])
       weakKeeper = request.resolve(keeper)
-      try await request.shutdown(timeout: .seconds(600))
+      try await request.shutdown(timeout: .seconds(hangWatchdogSeconds))
     }
     #expect(cleaned.value == 1)
     // The task that ran the cleanup lets go of it once it has ended, which may be just after

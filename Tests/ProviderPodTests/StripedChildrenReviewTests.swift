@@ -58,7 +58,7 @@ private func blockingOn(_ body: @escaping @Sendable () async -> Void) -> Bool {
   // A hang watchdog with room to spare: the task needs a thread of the cooperative pool,
   // which other suites running beside this one may hold for many seconds (the full suite
   // held it past 20 s on two cores).
-  return done.wait(timeout: .now() + .seconds(600)) == .success
+  return done.wait(timeout: .now() + .seconds(hangWatchdogSeconds)) == .success
 }
 
 // Serialized, and blocking no thread of the cooperative pool while it waits for a task: the

@@ -282,7 +282,7 @@ func waitOrFail(_ semaphore: DispatchSemaphore, _ what: Comment) -> Bool {
 /// never reaches (a 2,000-deep chain under the thread sanitizer, beside other builds, has
 /// taken more than 20 seconds). Records a hang if it is reached.
 func waitForWorkOrFail(_ done: DispatchSemaphore, _ what: Comment) -> Bool {
-  guard done.wait(timeout: .now() + .seconds(600)) == .success else {
+  guard done.wait(timeout: .now() + .seconds(hangWatchdogSeconds)) == .success else {
     Issue.record("timed out waiting for \(what): hung")
     return false
   }
