@@ -9,23 +9,10 @@ private final class Signal: Sendable {
   private let continuation: AsyncStream<Void>.Continuation
   init() { (stream, continuation) = AsyncStream.makeStream() }
   func fire() { continuation.yield() }
-  /// Waits for the next signal, or fails the test after `seconds` (a watchdog, not a delay:
+  /// Waits for the next signal; false after `hangWatchdogSeconds` (a watchdog, not a delay:
   /// the expected signal normally arrives at once).
-  func next(within seconds: Int = 60) async -> Bool {
-    let stream = self.stream
-    return await withTaskGroup(of: Bool.self) { group in
-      group.addTask {
-        var iterator = stream.makeAsyncIterator()
-        return await iterator.next() != nil
-      }
-      group.addTask {
-        try? await Task.sleep(for: .seconds(seconds))
-        return false
-      }
-      let first = await group.next()!
-      group.cancelAll()
-      return first
-    }
+  func next() async -> Bool {
+    await ProviderPodTests.next(of: stream, within: hangWatchdogSeconds) != nil
   }
 }
 

@@ -233,7 +233,7 @@ struct ChildPodWatchTests {
     guard let first = await seen.next("the first api") else { return }
     #expect(first === parent.resolve(api))
     parent.clearCachedInstance(of: api)
-    let second = await next(of: seen, within: 2)
+    let second = await seen.next("the second api")
     #expect(second != nil)
     #expect(second !== first)
   }

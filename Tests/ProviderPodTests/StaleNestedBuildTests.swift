@@ -72,7 +72,7 @@ struct StaleNestedBuildTests {
     }
     // A hang watchdog: a resolve that joined the stale build would otherwise wait forever.
     let watchdog = Task {
-      try? await Task.sleep(for: .seconds(20))
+      try? await Task.sleep(for: .seconds(hangWatchdogSeconds))
       await release.open()
     }
     defer { watchdog.cancel() }

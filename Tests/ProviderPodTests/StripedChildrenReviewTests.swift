@@ -525,7 +525,7 @@ struct StripedChildrenReviewTests {
     // The shutdown reaches the request's pod while its build runs, then the build ends: the
     // gate opens once the shutdown has begun (a hang watchdog only bounds the wait).
     let began = ContinuousClock.now
-    while fixture.app.engine.isAlive, began.duration(to: .now) < .seconds(60) {
+    while fixture.app.engine.isAlive, began.duration(to: .now) < .seconds(hangWatchdogSeconds) {
       await Task.yield()
     }
     #expect(!fixture.app.engine.isAlive, "the app's shutdown did not begin")
