@@ -96,7 +96,7 @@ extension EngineState {
   /// What a pod going away leaves to release once the lock is dropped: its tables whole, so
   /// that nothing it held is freed (and no deinit runs) under the lock.
   struct ReleasedPod {
-    var slots = [ProviderKey: Slot]()
+    var slots = SlotTable()
     var overrides = [ProviderKey: OverrideRecord]()
     /// The pod's other tables, freed after the lock too: freeing a table costs more than
     /// everything else `release` does for a request's pod.
@@ -121,7 +121,7 @@ extension EngineState {
     pod.removeFromParent()
     var result = ReleasedPod()
     var hasDisposals = false
-    for slot in pod.slots.values {
+    for slot in pod.slots {
       // Nothing may read the instances after this; the slots keep them until after the lock.
       if slot.isPublished { slot.unpublish(in: threadBuildGate.words) }
       // "Built from" both ways within the pod would keep its slots alive in a cycle, and every
@@ -161,7 +161,7 @@ extension EngineState {
   @inline(__always)
   static func handOver(_ pod: PodRecord, hasDisposals: Bool, to result: inout ReleasedPod) {
     if hasDisposals {
-      let removed = pod.slots.values.compactMap { slot in slot.entry.map { (slot, $0) } }
+      let removed = pod.slots.compactMap { slot in slot.entry.map { (slot, $0) } }
       result.disposals = dependentsFirst(removed).filter(\.hasDisposal)
     }
     if pod.slots.count > maxSlotsFreedAsTheyAre { unchainSlots(of: pod, into: &result) }
@@ -187,8 +187,10 @@ extension EngineState {
   /// dependencies once its pod is released.
   @inline(never)
   static func unchainSlots(of pod: PodRecord, into result: inout ReleasedPod) {
-    for slot in pod.slots.values where slot.entry?.dependencies.isEmpty == false {
-      if result.dependencyLists.isEmpty { result.dependencyLists.reserveCapacity(pod.slots.count) }
+    let count = pod.slots.count
+    pod.slots.visitAll { slot in
+      guard slot.entry?.dependencies.isEmpty == false else { return }
+      if result.dependencyLists.isEmpty { result.dependencyLists.reserveCapacity(count) }
       result.dependencyLists.append(slot.entry!.takeDependencies())
     }
   }

@@ -263,10 +263,10 @@ extension EngineState {
     var result = ReleasedPod()
     if pod.shutdown != nil {
       // Shut down before: its instances went then, and what is left is its empty slots.
-      guard pod.slots.values.allSatisfy({ $0.entry == nil && $0.build == nil }) else {
+      guard pod.slots.allSatisfy({ $0.entry == nil && $0.build == nil }) else {
         return nil
       }
-      for slot in pod.slots.values { slot.dependents.removeAll() }
+      for slot in pod.slots { slot.dependents.removeAll() }
       handOver(pod, hasDisposals: false, to: &result)
       return result
     }
@@ -293,7 +293,7 @@ extension EngineState {
       detachable(pod, root: root) != nil, !feedsBuildElsewhere(pod)
     else { return nil }
     var owned: [(slot: Slot, entry: CacheEntry)] = []
-    for slot in pod.slots.values where slot.linkTarget == nil {
+    for slot in pod.slots where slot.linkTarget == nil {
       guard let entry = slot.entry else { continue }
       owned.append((slot, entry))
       // As `discard` reports each instance it takes out.
@@ -327,7 +327,7 @@ extension EngineState {
   /// as the root's, and other threads start their own rather than wait for it); taking the
   /// instances out here would leave it running from them.
   private static func feedsBuildElsewhere(_ pod: PodRecord) -> Bool {
-    for slot in pod.slots.values where !slot.dependents.isEmpty {
+    for slot in pod.slots where !slot.dependents.isEmpty {
       for dependent in slot.dependents where dependent.slot.pod !== pod { return true }
     }
     return false
@@ -340,7 +340,7 @@ extension EngineState {
   @inline(__always)
   private static func detachable(_ pod: PodRecord, root: PodRecord) -> Bool? {
     var hasDisposals = false
-    for slot in pod.slots.values {
+    for slot in pod.slots {
       guard slot.build == nil, !slot.isPublished else { return nil }
       if let target = slot.linkTarget {
         guard target.pod === root, target.isKept else { return nil }
@@ -368,7 +368,7 @@ extension EngineState {
     pod.removeFromParent()
     if hasRecordsInRoot(pod) {
       pp_crossing_lock(tree.words)
-      for slot in pod.slots.values {
+      for slot in pod.slots {
         if let target = slot.linkTarget {
           _ = target.dependents.removeOne(slot)
         } else if slot.entry != nil, !slot.readsUnrecorded {
@@ -381,7 +381,7 @@ extension EngineState {
       }
       pp_crossing_unlock(tree.words)
     }
-    for slot in pod.slots.values {
+    for slot in pod.slots {
       slot.dependents.removeAll()
       if slot.linkTarget != nil {
         slot.entry = nil
@@ -396,7 +396,7 @@ extension EngineState {
   /// root: a link, or an instance whose reads of the root were recorded there.
   @inline(__always)
   fileprivate static func hasRecordsInRoot(_ pod: PodRecord) -> Bool {
-    for slot in pod.slots.values {
+    for slot in pod.slots {
       if slot.linkTarget != nil { return true }
       if slot.entry != nil, !slot.readsUnrecorded {
         let ownOnly = slot.entry!.dependencies.allLent { $0.pod === pod }

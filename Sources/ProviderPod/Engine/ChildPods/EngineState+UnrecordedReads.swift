@@ -38,7 +38,7 @@ extension EngineState {
   func appendUnrecordedReaders(reachedBy mark: Int, to pending: inout [Slot]) {
     root.forEachChild { pod in
       guard pod.hasUnrecordedReads, pod.isAlive else { return }
-      for slot in pod.slots.values where slot.discardMark != mark {
+      for slot in pod.slots where slot.discardMark != mark {
         var reads = false
         if slot.readsUnrecorded, let entry = slot.entry {
           reads = Self.reads(entry.dependencies, reachedBy: mark, outside: pod)
@@ -63,7 +63,7 @@ extension EngineState {
   /// Writes the missing "built from" records of `pod`'s instances and running builds.
   static func recordUnrecordedReads(of pod: PodRecord) {
     pod.hasUnrecordedReads = false
-    for slot in pod.slots.values {
+    for slot in pod.slots {
       if slot.readsUnrecorded {
         slot.readsUnrecorded = false
         if let entry = slot.entry {

@@ -125,7 +125,7 @@ extension EngineState {
           child = current.nextSibling
         }
       }
-      for (key, slot) in pod.slots {
+      for (key, slot) in pod.slots.filed {
         let name = slot.info.name
         if slot.key != key { problems.append("\(name): slot filed under another key") }
         if slot.pod !== pod { problems.append("\(name): slot filed in another pod") }
@@ -197,7 +197,7 @@ extension EngineState {
       }
     }
     for pod in pods {
-      for slot in pod.slots.values {
+      for slot in pod.slots {
         let wanted = expected[slot.id] ?? [:]
         let counts = slot.dependents.counts
         // A stale build that is no longer its slot's newest still holds counts until it ends,

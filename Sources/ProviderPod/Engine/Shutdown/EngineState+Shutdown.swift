@@ -26,7 +26,7 @@ extension EngineState {
     var slots: [Slot] = []
     var owned: [(slot: Slot, entry: CacheEntry)] = []
     for member in pods {
-      for slot in member.slots.values where slot.entry != nil || slot.build != nil {
+      for slot in member.slots where slot.entry != nil || slot.build != nil {
         slots.append(slot)
         // A link owns nothing: its ancestor's slot, in this tree or above it, does.
         if let entry = slot.entry, slot.linkTarget == nil { owned.append((slot, entry)) }

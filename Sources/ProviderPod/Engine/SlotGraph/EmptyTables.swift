@@ -9,8 +9,8 @@
 /// One set per thread, kept in the thread's record (`ThreadRecord.emptyTables`), made by its
 /// first pod: a copy retains the template's storage and the copy releases it, and a template
 /// shared by every thread was a cache line that every request on every core wrote. Never
-/// written otherwise: a pod's first insert finds the storage shared and copies it, but for a
-/// child pod's slot table, copied as the pod is made (see `PodRecord.init`).
+/// written otherwise: a pod's first insert into a table finds the storage shared and copies
+/// it (a slot table's second slot, the first going inline: see `SlotTable`).
 final class EmptyTables {
   let slots = [ProviderKey: Slot](minimumCapacity: 4)
   let scopeMembers = [ScopeKey: [Slot]](minimumCapacity: 2)

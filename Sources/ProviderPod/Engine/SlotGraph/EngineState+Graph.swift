@@ -14,7 +14,7 @@ extension EngineState {
     }
     var nodes: [DependencyGraph.Node] = []
     var edges: [DependencyGraph.Edge] = []
-    for slot in pod.slots.values where slot.linkTarget == nil {
+    for slot in pod.slots where slot.linkTarget == nil {
       guard let dependent = node(slot) else { continue }
       nodes.append(dependent)
       // A slot listed twice (see `Frame.dependencies`) makes one edge: the graph is a set.

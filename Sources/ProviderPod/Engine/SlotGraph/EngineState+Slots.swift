@@ -27,9 +27,7 @@ extension EngineState {
       sweepSlotsOfGoneProviders(in: pod, released: &released)
     }
     let slot = Slot(info, in: pod)
-    // A request's child pod holds a few slots: room for them at once, not by three regrowths.
-    if pod.slots.capacity == 0 { pod.slots = ThreadRecord.current.emptyTables.slots }
-    pod.slots[info.key] = slot
+    pod.slots.insert(slot)
     if let family = info.family { pod.familySlots[family.key, default: []].insert(info.key) }
     return slot
   }
@@ -46,12 +44,13 @@ extension EngineState {
   }
 
   static func sweepSlotsOfGoneProviders(in pod: PodRecord, released: inout [AnyObject]) {
-    var gone: [ProviderKey] = []
-    for (key, slot) in pod.slots where slot.isKept && slot.isUnused && slot.info.owner == nil {
-      gone.append(key)
+    var gone: [Slot] = []
+    pod.slots.visitAll { slot in
+      if slot.isKept, slot.isUnused, slot.info.owner == nil { gone.append(slot) }
     }
-    for key in gone {
-      if let slot = pod.slots.removeValue(forKey: key) { released.append(slot) }
+    for slot in gone {
+      pod.slots.remove(slot)
+      released.append(slot)
     }
     pod.nextSlotSweep = max(1_024, 2 * pod.slots.count)
   }
@@ -67,9 +66,7 @@ extension EngineState {
 
   private static func prune(_ slot: Slot, released: inout [AnyObject]) {
     let pod = slot.pod
-    guard let index = pod.slots.index(forKey: slot.key), pod.slots.values[index] === slot
-    else { return }
-    pod.slots.remove(at: index)
+    guard pod.slots.remove(slot) else { return }
     if let family = slot.info.family {
       pod.familySlots[family.key]?.remove(slot.key)
       if pod.familySlots[family.key]?.isEmpty == true { pod.familySlots[family.key] = nil }

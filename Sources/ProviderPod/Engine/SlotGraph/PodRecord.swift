@@ -88,7 +88,7 @@ final class PodRecord {
   /// what was built from it. Read on every cached resolve, so exempt from the dynamic
   /// exclusivity check a class's stored property would otherwise cost; the lock is what
   /// guarantees exclusive access.
-  @exclusivity(unchecked) var slots = [ProviderKey: Slot]()
+  @exclusivity(unchecked) var slots = SlotTable()
   /// Overrides by provider key, and family overrides by family key.
   @exclusivity(unchecked) var overrides = [ProviderKey: OverrideRecord]()
   /// For each scope that can be cleared, the slots with an instance cached in it.
@@ -154,12 +154,6 @@ final class PodRecord {
     self.ownedScopes = ownedScopes
     self.observer = observer
     isJoined = false
-    // A child's slot table is copied here, before the record is shared, rather than by its
-    // first insert, under the tree's lock that the app's pod and every other request wait on
-    // (a resolve through any child links or builds there). Its scope lists need no table
-    // until it caches in a second scope.
-    slots = ThreadRecord.current.emptyTables.slots
-    Self.copyStorage(of: &slots, probing: ProviderKey(address: 0))
   }
 
   /// Makes the tree's lock and state, owned by this root record (see `tree`).
@@ -188,16 +182,6 @@ final class PodRecord {
     while var record = next.take(), isKnownUniquelyReferenced(&record) {
       next = record.parent.take()
     }
-  }
-
-  /// Gives `table` storage of its own, copied from the storage it shares, leaving it empty.
-  /// Through an access to `key`'s value, which makes the storage unique as an insert would,
-  /// in code specialised for the table's types; `reserveCapacity` runs unspecialised and
-  /// cost four times as much.
-  @inline(__always)
-  private static func copyStorage<Key, Value>(of table: inout [Key: Value], probing key: Key) {
-    var nothing: Value? = nil
-    swap(&table[key], &nothing)
   }
 
   /// Whether this pod is `other` or one of its ancestors.

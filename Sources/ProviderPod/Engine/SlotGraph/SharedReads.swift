@@ -197,7 +197,7 @@ extension EngineState {
     var problems: [String] = []
     var published = 0
     for pod in pods {
-      for slot in pod.slots.values where slot.isPublished {
+      for slot in pod.slots where slot.isPublished {
         published += 1
         let found = pp_published_value(threadBuildGate.words, pod.address, slot.info.key.address)
         guard let held = slot.heldStrongValue, let found else {

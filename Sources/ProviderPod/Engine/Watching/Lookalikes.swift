@@ -61,7 +61,7 @@ struct LookalikeIndex {
 
   /// Records `key` as the latest provider cached for `lookalike`; returns the one before it.
   mutating func record(
-    _ key: ProviderKey, for lookalike: Lookalike, slots: [ProviderKey: Slot]
+    _ key: ProviderKey, for lookalike: Lookalike, slots: SlotTable
   ) -> ProviderKey? {
     let previous = latest.updateValue(key, forKey: lookalike)
     if latest.count >= sweepAt {
