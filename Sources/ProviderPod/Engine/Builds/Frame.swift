@@ -315,9 +315,11 @@ final class Frame {
   /// The running build that depends on what this frame resolves: itself when it caches,
   /// otherwise the caching build around it.
   var owner: Frame? {
-    if caches { return isBuilding ? self : nil }
-    guard let enclosingOwner, enclosingOwner.isBuilding else { return nil }
-    return enclosingOwner
+    @inline(__always) get {
+      if caches { return isBuilding ? self : nil }
+      guard let enclosingOwner, enclosingOwner.isBuilding else { return nil }
+      return enclosingOwner
+    }
   }
 
   /// Whether `self` is `frame` or one of the builds that `frame` was resolved from.
