@@ -36,6 +36,7 @@ struct SlotTable: Sequence {
     insertOther(slot)
   }
 
+  @inline(__always)
   private mutating func insertOther(_ slot: Slot) {
     // A pod that needs a table holds a few slots: room for them at once, not by three
     // regrowths, copied from the thread's empty one (see `EmptyTables`).
