@@ -20,6 +20,15 @@ struct SlotTableTests {
     for (key, slot) in table.filed {
       #expect(slot.key == key, sourceLocation: sourceLocation)
     }
+    // Every slot filed once, and `visitAll` visits what iterating does.
+    let modelIDs = Set(model.values.map(\.id))
+    #expect(table.filed.count == model.count, sourceLocation: sourceLocation)
+    #expect(Set(table.filed.map(\.slot.id)) == modelIDs, sourceLocation: sourceLocation)
+    var seen: [SlotID] = []
+    table.visitAll { seen.append($0.id) }
+    #expect(seen.count == model.count, sourceLocation: sourceLocation)
+    #expect(Set(seen) == modelIDs, sourceLocation: sourceLocation)
+    #expect(!table.filesAProviderTwice, sourceLocation: sourceLocation)
   }
 
   @Test(

@@ -23,6 +23,26 @@ struct UnfreedSlotTests {
     #expect(app.invariantViolations == [])
   }
 
+  @Test("a sweep drops a gone provider's slot filed first (inline)")
+  func sweepDropsTheInlineSlot() {
+    let pod = Pod()
+    do {
+      // The pod's first slot, for a provider made at run time, cleared and gone.
+      let screen = Provider(scope: StepScope(), name: "first") { _ in -1 }
+      #expect(pod.resolve(screen) == -1)
+    }
+    pod.clearCachedInstances(forScope: StepScope())
+    var kept: [Provider<Int>] = []
+    for index in 0..<1_100 {
+      let provider = Provider(scope: OtherStepScope(), name: "kept\(index)") { _ in index }
+      kept.append(provider)
+      #expect(pod.resolve(provider) == index)
+    }
+    // The 1,025th slot's insert swept the gone one.
+    #expect(pod.slotCount == 1_100)
+    #expect(pod.invariantViolations == [])
+  }
+
   @Test("an invalidated build that resolves an always-new provider leaves no slot behind")
   func invalidatedBuildMakesNoSlot() {
     let base = instanceProvider("base", scope: StepScope())

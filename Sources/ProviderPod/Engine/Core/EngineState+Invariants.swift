@@ -125,6 +125,7 @@ extension EngineState {
           child = current.nextSibling
         }
       }
+      if pod.slots.filesAProviderTwice { problems.append("a provider filed twice in one pod") }
       for (key, slot) in pod.slots.filed {
         let name = slot.info.name
         if slot.key != key { problems.append("\(name): slot filed under another key") }

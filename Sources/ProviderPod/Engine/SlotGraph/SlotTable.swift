@@ -58,6 +58,13 @@ struct SlotTable: Sequence {
     return true
   }
 
+  /// Whether the inline slot's provider is filed in the dictionary too, which `insert` rules
+  /// out; for the bookkeeping check, which cannot see it in `filed` (both carry their key).
+  var filesAProviderTwice: Bool {
+    guard let first else { return false }
+    return others[first.key] != nil
+  }
+
   /// Every slot with the key it is filed under, for the bookkeeping check.
   var filed: [(key: ProviderKey, slot: Slot)] {
     var filed = others.map { (key: $0.key, slot: $0.value) }
