@@ -25,8 +25,16 @@ struct Dependents: Sequence {
     return false
   }
 
-  /// Counts `slot` once more.
+  /// Counts `slot` once more. The first dependent, which nearly every build records on what
+  /// it read first, is stored inline in the caller; the rest go through `addToSome`.
+  @inline(__always)
   mutating func add(_ slot: Slot) {
+    guard case .none = storage else { return addToSome(slot) }
+    storage = .one(Dependent(slot: slot, count: 1))
+  }
+
+  /// `add` where the slot has a dependent already.
+  private mutating func addToSome(_ slot: Slot) {
     switch storage {
     case .none:
       storage = .one(Dependent(slot: slot, count: 1))
