@@ -11,9 +11,10 @@ struct ScopeMembers {
   /// The scope of the inline list; nil while it is empty.
   private var firstScope: ScopeKey?
   private var firstMembers = InlineList()
-  /// Every other scope's list.
-  // Made with `()`, not a `[:]` literal, which runs the literal's initializer.
-  private var others = [ScopeKey: [Slot]]()
+  /// Every other scope's list; nil until a second scope has members, so that a pod of one
+  /// scope holds no reference to the standard library's empty storage, which it and the copy
+  /// it hands over as it goes would each release (see `SlotTable`).
+  private var others: [ScopeKey: [Slot]]?
 
   init() {}
 
@@ -24,9 +25,9 @@ struct ScopeMembers {
       firstMembers.append(slot)
       return
     }
-    if !others.isEmpty, let index = others.index(forKey: scope) {
-      slot.memberIndex = others.values[index].count
-      others.values[index].append(slot)
+    if let index = others?.index(forKey: scope) {
+      slot.memberIndex = others!.values[index].count
+      others!.values[index].append(slot)
       return
     }
     slot.memberIndex = 0
@@ -35,8 +36,8 @@ struct ScopeMembers {
       firstMembers.append(slot)
       return
     }
-    if others.capacity == 0 { others = ThreadRecord.current.emptyTables.scopeMembers }
-    others[scope] = [slot]
+    if others == nil { others = ThreadRecord.current.emptyTables.scopeMembers }
+    others![scope] = [slot]
   }
 
   /// Takes `slot` out of `scope`'s list, moving the last member into its place.
@@ -56,8 +57,8 @@ struct ScopeMembers {
       if firstMembers.remove(at: position, of: slot) { firstScope = nil }
       return
     }
-    guard !others.isEmpty, let index = others.index(forKey: scope) else { return }
-    if take(from: &others.values[index]) { others.remove(at: index) }
+    guard let index = others?.index(forKey: scope) else { return }
+    if take(from: &others!.values[index]) { others!.remove(at: index) }
   }
 
   /// Takes out `scope`'s whole list, in the order its slots were cached; nil if it has none.
@@ -67,13 +68,12 @@ struct ScopeMembers {
       firstScope = nil
       return firstMembers.takeAll()
     }
-    guard !others.isEmpty else { return nil }
-    return others.removeValue(forKey: scope)
+    return others?.removeValue(forKey: scope)
   }
 
   /// Every scope's list, for the bookkeeping check.
   var all: [(scope: ScopeKey, members: [Slot])] {
-    var result = others.map { (scope: $0.key, members: $0.value) }
+    var result = (others ?? [:]).map { (scope: $0.key, members: $0.value) }
     if let firstScope { result.append((firstScope, firstMembers.all)) }
     return result
   }
@@ -81,7 +81,7 @@ struct ScopeMembers {
   /// Whether a list is kept empty, for the bookkeeping check.
   var keepsAnEmptyList: Bool {
     (firstScope != nil && firstMembers.isEmpty) || (firstScope == nil && !firstMembers.isEmpty)
-      || others.values.contains { $0.isEmpty } || firstMembers.isMalformed
+      || (others?.values.contains { $0.isEmpty } ?? false) || firstMembers.isMalformed
   }
 
   /// A list whose first slot is kept inline: one member takes no allocation.

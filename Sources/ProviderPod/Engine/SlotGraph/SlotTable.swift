@@ -10,18 +10,23 @@
 /// and a removed inline slot leaves its place empty for the next insert rather than moving
 /// another in. Iterating visits the inline slot first, then the others in the dictionary's
 /// order (which nothing relies on). Guarded as the pod that holds it (`PodRecord`).
+///
+/// The dictionary is nil until a second slot is filed: an empty dictionary is a reference to
+/// the standard library's empty storage, which a pod's table and the copy of it that a pod
+/// hands over as it goes each released (about 20 instructions apiece), where nil is released
+/// for a few.
 struct SlotTable: Sequence {
   private var first: Slot?
-  private var others = [ProviderKey: Slot]()
+  private var others: [ProviderKey: Slot]?
 
-  var count: Int { others.count + (first == nil ? 0 : 1) }
+  var count: Int { (others?.count ?? 0) + (first == nil ? 0 : 1) }
 
   /// The slot for `key`, if the pod has one.
   subscript(key: ProviderKey) -> Slot? {
     @inline(__always) get {
       if let first, first.key == key { return first }
-      // An empty dictionary is answered without hashing the key.
-      return others.isEmpty ? nil : others[key]
+      // A pod of one slot has no dictionary to hash the key into.
+      return others?[key]
     }
   }
 
@@ -40,8 +45,10 @@ struct SlotTable: Sequence {
   private mutating func insertOther(_ slot: Slot) {
     // A pod that needs a table holds a few slots: room for them at once, not by three
     // regrowths, copied from the thread's empty one (see `EmptyTables`).
-    if others.capacity == 0 { others = ThreadRecord.current.emptyTables.slots }
-    others[slot.key] = slot
+    // Taken out, so that the table is uniquely held and grows in place.
+    var table = others.take() ?? ThreadRecord.current.emptyTables.slots
+    table[slot.key] = slot
+    others = consume table
   }
 
   /// Removes `slot` if it is the one filed for its provider; returns whether it was.
@@ -51,10 +58,10 @@ struct SlotTable: Sequence {
       first = nil
       return true
     }
-    guard let index = others.index(forKey: slot.key), others.values[index] === slot else {
+    guard let index = others?.index(forKey: slot.key), others![index].value === slot else {
       return false
     }
-    others.remove(at: index)
+    others!.remove(at: index)
     return true
   }
 
@@ -62,12 +69,12 @@ struct SlotTable: Sequence {
   /// out; for the bookkeeping check, which cannot see it in `filed` (both carry their key).
   var filesAProviderTwice: Bool {
     guard let first else { return false }
-    return others[first.key] != nil
+    return others?[first.key] != nil
   }
 
   /// Every slot with the key it is filed under, for the bookkeeping check.
   var filed: [(key: ProviderKey, slot: Slot)] {
-    var filed = others.map { (key: $0.key, slot: $0.value) }
+    var filed = (others ?? [:]).map { (key: $0.key, slot: $0.value) }
     if let first { filed.append((first.key, first)) }
     return filed
   }
@@ -78,22 +85,23 @@ struct SlotTable: Sequence {
   @inline(__always)
   func visitAll(_ body: (Slot) throws -> Void) rethrows {
     if let first { try body(first) }
+    guard let others else { return }
     for slot in others.values { try body(slot) }
   }
 
   @inline(__always)
   func makeIterator() -> Iterator {
-    Iterator(first: first, others: others.values.makeIterator())
+    Iterator(first: first, others: others?.values.makeIterator())
   }
 
   struct Iterator: IteratorProtocol {
     fileprivate var first: Slot?
-    fileprivate var others: Dictionary<ProviderKey, Slot>.Values.Iterator
+    fileprivate var others: Dictionary<ProviderKey, Slot>.Values.Iterator?
 
     @inline(__always)
     mutating func next() -> Slot? {
       if let slot = first.take() { return slot }
-      return others.next()
+      return others?.next()
     }
   }
 }
