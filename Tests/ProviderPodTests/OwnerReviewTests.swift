@@ -20,8 +20,8 @@ private func reviewApp() -> Pod {
   return reviewAppVar!
 }
 
-/// What `context.pod` gave: nil, or whether it was the context's own pod (same engine: a
-/// pod made later at the same address has another engine).
+/// What `context.pod` gave: nil, or whether it was the context's own pod (same record: a
+/// pod made later at the same address has another record).
 private enum Answer: Equatable {
   case none
   case own
@@ -30,7 +30,7 @@ private enum Answer: Equatable {
 
 private func ask(_ context: BuildContext) -> Answer {
   guard let pod = context.pod else { return .none }
-  return pod.engine === context.engine ? .own : .other
+  return pod.engine.pod === context.engine.pod ? .own : .other
 }
 
 /// Keeps a build's context, and asks it for its pod as it goes.
@@ -67,7 +67,7 @@ private struct RecordingWarmable: WarmableProvider {
   let name = "recording"
   let received: Shared<[ObjectIdentifier]>
   func warmUp(in pod: Pod) async throws {
-    received.withLock { $0.append(ObjectIdentifier(pod.engine)) }
+    received.withLock { $0.append(ObjectIdentifier(pod.engine.pod)) }
   }
 }
 
@@ -167,7 +167,7 @@ struct OwnerReviewTests {
     var request: Pod? = Pod(parent: app, scopes: [AppRequestScope()])
     let engine = request!.engine
     try await request!.warmUp(RecordingWarmable(received: received))
-    #expect(received.withLock { $0 } == [ObjectIdentifier(engine)])
+    #expect(received.withLock { $0 } == [ObjectIdentifier(engine.pod)])
     #expect(engine.pod.ownerAddress == nil, "asked, the address should have become `owner`")
     weak let gone = request
     request = nil
@@ -190,7 +190,7 @@ struct OwnerReviewTests {
     var request: Pod? = Pod(parent: app, scopes: [AppRequestScope()])
     #expect(try await request!.resolve(warming) == 1)
     let context = kept.withLock { $0 }!
-    #expect(received.withLock { $0 } == [ObjectIdentifier(context.engine)])
+    #expect(received.withLock { $0 } == [ObjectIdentifier(context.engine.pod)])
     weak let gone = request
     request = nil
     #expect(gone == nil)
@@ -418,7 +418,7 @@ struct OwnerReviewTests {
     let gone = Shared(false)
     let appBuild = Provider(scope: AlwaysCreateNewScope(), name: "appBuild") { _ in
       var found = kept.withLock { $0 }!.pod
-      let answer = found.map { $0.engine === kept.withLock { $0 }!.engine }
+      let answer = found.map { $0.engine.pod === kept.withLock { $0 }!.engine.pod }
       asked.signal()
       _ = waitWithWatchdog(dropped)
       weak let weakFound = found
@@ -449,7 +449,7 @@ struct OwnerReviewTests {
     let gone = Shared(false)
     let own = Provider(scope: AppRequestScope(), name: "own") { context in
       var found = context.pod
-      let answer = found?.engine === context.engine
+      let answer = found?.engine.pod === context.engine.pod
       asked.signal()
       _ = waitWithWatchdog(dropped)
       weak let weakFound = found
@@ -542,7 +542,7 @@ struct OwnerReviewTests {
         guard let context = handing.withLock({ $0.popLast() }) else { return }
         if let pod = context.pod {
           given.next()
-          if pod.engine !== context.engine { wrong.next() }
+          if pod.engine.pod !== context.engine.pod { wrong.next() }
           // Its own instance, cached in it while it lives (or built afresh if it went).
           if pod.resolve(leaf).label != "reviewLeaf" { broken.next() }
         }

@@ -94,21 +94,23 @@ final class Frame {
   /// the frame, so a thread build that ends with its context held elsewhere retains it then
   /// (`keepWhatItReaches`). A context holding only the frame costs each build one retain
   /// rather than two.
-  var engine: PodEngine { engineReference.unsafelyUnwrapped.takeUnretainedValue() }
+  var engine: PodEngine {
+    PodEngine(viewing: engineReference.unsafelyUnwrapped.takeUnretainedValue())
+  }
 
   /// Calls `body` with the engine without retaining it: the frame keeps it (see above), and
   /// a context calling this holds the frame.
   @inline(__always)
   func withEngine<Result>(_ body: (PodEngine) -> Result) -> Result {
-    engineReference.unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
+    engineReference.unsafelyUnwrapped._withUnsafeGuaranteedRef { body(PodEngine(viewing: $0)) }
   }
-  @exclusivity(unchecked) private var engineReference: Unmanaged<PodEngine>?
+  @exclusivity(unchecked) private var engineReference: Unmanaged<PodRecord>?
 
   /// Points the frame at `engine` without retaining it, for a thread build: the resolve that
   /// runs the build holds the engine until the build ends.
   @inline(__always)
   func refer(toUnretained engine: PodEngine) {
-    engineReference = Unmanaged.passUnretained(engine)
+    engineReference = Unmanaged.passUnretained(engine.pod)
   }
 
   /// Forgets the engine a thread build pointed at, as it goes back to its thread's spares.
@@ -237,7 +239,7 @@ final class Frame {
 
   /// Gives a general build its engine, before its builder gets a context.
   func attach(to engine: PodEngine) {
-    engineReference = Unmanaged.passUnretained(engine)
+    engineReference = Unmanaged.passUnretained(engine.pod)
     retainedEngine = engine
   }
 

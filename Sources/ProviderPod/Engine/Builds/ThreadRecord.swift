@@ -176,7 +176,7 @@ final class ThreadBuildGate: ManagedBuffer<CleanupList, pp_tree_words> {
   }
 
   deinit {
-    // Nothing reads the table any more: every engine of the tree is gone.
+    // Nothing reads the table any more: every record of the tree is gone.
     withUnsafeMutablePointerToElements { pp_tree_words_destroy($0) }
   }
 
@@ -213,7 +213,7 @@ final class ThreadBuildGate: ManagedBuffer<CleanupList, pp_tree_words> {
   }
 
   /// Open for a build with no known caller: nothing closes it. Read through the tree's words,
-  /// as an engine keeps them (`PodEngine.treeWords`).
+  /// as a pod's record keeps them (`PodRecord.treeWords`).
   @inline(__always)
   static func isOpen(in words: UnsafeMutablePointer<pp_tree_words>) -> Bool {
     pp_atomic_counter_load(pp_tree_gate(words)) == 0

@@ -44,7 +44,7 @@ extension EngineState {
   /// `step` for a resolve through `pod` or from one of its builds, in a shared section: the
   /// cached instance (the pod's own, or the root's for a build of the pod), or a frame for a
   /// build of an instance in a scope the pod owns. Nil where `step` must decide. `root` is the
-  /// tree's root, given rather than read from `pod.parent` (see `PodEngine.treeRoot`).
+  /// tree's root, given rather than read from `pod.parent` (see `PodRecord.treeRoot`).
   static func sharedStep(
     for provider: ProviderInfo, in pod: PodRecord, root: PodRecord, from caller: Frame?,
     callerUnknown: Bool, treeID: ObjectIdentifier, tree: SharedTree,
@@ -416,9 +416,9 @@ struct SharedTree {
   let runningBuilds: Int
   /// Whether instance watchers or retry back-offs are registered in the tree.
   let isWatched: Bool
-  /// The tree's words, with the crossing lock (the engine's `treeWords`). A pointer, valid
-  /// while the section runs: the section runs inside a call on the engine, whose record keeps
-  /// the root's, which holds the gate the words live in (see `PodEngine.swift`).
+  /// The tree's words, with the crossing lock (the pod record's `treeWords`). A pointer, valid
+  /// while the section runs: the section runs inside a call on the pod's engine, whose record
+  /// keeps the root's, which holds the gate the words live in (see `PodRecord.swift`).
   let words: UnsafeMutablePointer<pp_tree_words>
 
   /// Whether `pod` may work in a shared section now: a child of the live root `root`, with

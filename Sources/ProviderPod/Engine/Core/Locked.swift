@@ -20,7 +20,7 @@ internal import CProviderPod
 /// **Unsafe code here, and the invariant it relies on.** The lock and the state live behind
 /// pointers this class allocates and frees, in its initializer and its `deinit`. Their
 /// addresses (`LockHandle`) leave this file only to a holder that knows the `Locked` outlives
-/// it, as its header must say (a pod's engine: see `PodEngine`); the handle's `withLock` and
+/// it, as its header must say (a pod's record: see `PodRecord`); the handle's `withLock` and
 /// `withShared` (or `openShared`, the same section for a caller that ends it itself after
 /// copying out a value it found there) are the only ways in. A shared section reads the state
 /// in place through `SharedAccess` (an address, not a copy) and never writes it: only
@@ -97,8 +97,8 @@ final class Locked<State>: @unchecked Sendable {
 
 /// The addresses of a `Locked` value's lock and state, through which every section runs: for
 /// a holder that knows the `Locked` outlives it, which keeps these rather than a reference to
-/// it. A pod's engine does (the tree's root record owns the lock, and every engine keeps a
-/// record whose ancestors reach it): a reference would be retained as each request's pod is
+/// it. A pod's record does (the tree's root record owns the lock, and every record keeps its
+/// parent's, up to the root's): a reference would be retained as each request's pod is
 /// made and released as it goes, two writes every request on every core makes to one count.
 /// Valid only while its `Locked` lives; the holder's header must say why it does.
 struct LockHandle<State> {

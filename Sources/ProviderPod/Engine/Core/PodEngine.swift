@@ -1,57 +1,52 @@
 internal import CProviderPod
 
-/// What a pod is made of: its tables (its record in its tree's state, behind the tree's one
-/// lock) and its observer. The public ``Pod`` and the ``BuildContext`` its builders receive
-/// both drive the same engine; a context keeps the engine alive, never the pod.
+/// What a pod is made of, seen from what runs its resolves: its record (its tables in its
+/// tree's state, behind the tree's one lock, with what the engine keeps of the tree) and its
+/// observer. The public ``Pod`` and the ``BuildContext`` its builders receive both drive the
+/// same engine; a context keeps the engine alive, never the pod.
 ///
-/// **Unsafe code here, and the invariant it relies on.** `treeRoot`, the root's record, is
-/// held unowned: the engine holds its own record (`pod`), which is the root's or holds its
-/// parent's, and so on up to the root's, each through a field that only the record's own
-/// `deinit` clears (`PodRecord.parent`); so the root's record outlives
-/// every engine of the tree. `state` is the addresses of the tree's lock and state
-/// (`LockHandle`), and `treeWords` the address of the tree's shared words, in the root's
-/// `ThreadBuildGate`: the root's record owns the lock (`PodRecord.tree`) and holds the gate
-/// for as long as it lives, so both stay valid for every use through the engine, and for a
-/// copy of `state` that a call on the engine takes, for the length of that call (the only
-/// one: the cancellation handler of `wait`, in `PodEngine+Async.swift`). `parentPod` is
-/// exempt from dynamic exclusivity checks: it is written by the child `Pod`'s initializer,
-/// before the pod is shared, and taken out only by that pod's `deinit` (or by the `deinit` of
-/// a descendant holding the only reference to the pod), when nothing can read it;
-/// `Pod.parent` reads it through a live pod only. Nothing else here is unsafe.
-final class PodEngine {
-  /// The state of the whole tree of pods, shared with the parent and the children, through
-  /// its lock's addresses: the lock is owned by the root's record (`PodRecord.tree`), which
-  /// `pod` keeps (see the header). A child's engine retained a reference to it as it was made
-  /// and released it as it went, and each use of one read out of an unretained field was
-  /// retained again: writes every request on every core made to one count.
-  let state: LockHandle<EngineState>
-  /// This pod's tables in it.
+/// A view of the pod's record rather than an object of its own: a request's pod was three
+/// objects (the pod users hold, this engine, the record the tree lists), and making the
+/// engine, copying its fields in and taking it apart again cost every request about 250
+/// instructions and an allocation. What it keeps of the tree is in the record, whose header
+/// (`PodRecord.swift`) states the invariants its unsafe fields rely on. Nothing here is
+/// unsafe but lending the tree's root record without a retain (`withTreeRoot`).
+struct PodEngine {
+  /// This pod's record, which the engine is a view of.
   let pod: PodRecord
-  /// Whether this pod or one above it has an observer: a resolve here may build or reuse an
-  /// ancestor's instance, which that ancestor reports. Kept apart from the observer, since
-  /// testing the existential copies it on every resolve.
-  let isObserved: Bool
-  /// Whether always-new builds through this pod may run without the lock: it is the root,
-  /// and nobody observes it (the gate tells the rest).
-  let mayBuildOnThread: Bool
-  /// Whether this pod's own work may run in shared sections of the tree's lock, beside its
-  /// siblings': it is a child of the root (see `EngineState+SharedSections`; the tree tells
-  /// the rest, section by section). An observer changes nothing: the events are collected in
-  /// the section and reported after it, as the exclusive side does.
-  let runsSharedSections: Bool
-  /// The tree's root record: the app's, for a request pod. A request pod's shared sections
-  /// take it as an argument: read from `pod.parent` in them, it was retained and released, a
-  /// write to a reference count that every request on every core shares, where a constant of
-  /// the engine is passed on without one. Unretained, since `pod` keeps it (see the header):
-  /// a child's engine retained it as it was made and released it as it went, two more writes;
-  /// and lent to each use (`withTreeRoot`), since a reference read out of it is retained.
-  private let treeRoot: Unmanaged<PodRecord>
+
+  /// The engine of the pod `pod` is the record of.
+  @inline(__always)
+  init(viewing pod: PodRecord) {
+    self.pod = pod
+  }
+
+  /// The state of the whole tree of pods, shared with the parent and the children, through
+  /// its lock's addresses (see `PodRecord.treeState`).
+  var state: LockHandle<EngineState> {
+    @inline(__always) get { pod.treeState.unsafelyUnwrapped }
+  }
+  /// Whether this pod or one above it has an observer (see `PodRecord.isObserved`).
+  var isObserved: Bool {
+    @inline(__always) get { pod.isObserved }
+  }
+  /// Whether always-new builds through this pod may run without the lock (see
+  /// `PodRecord.mayBuildOnThread`).
+  var mayBuildOnThread: Bool {
+    @inline(__always) get { pod.mayBuildOnThread }
+  }
+  /// Whether this pod's own work may run in shared sections of the tree's lock (see
+  /// `PodRecord.runsSharedSections`).
+  var runsSharedSections: Bool {
+    @inline(__always) get { pod.runsSharedSections }
+  }
   /// The tree's (see `ThreadBuildGate`), through its root.
   var threadBuildGate: ThreadBuildGate { withTreeRoot { $0.rootGate! } }
-  /// The tree's shared words, in its gate: what cached reads and shared sections use. An
-  /// address rather than a reference, which a child's engine would write as it is made and
-  /// let go of (see the header for why the address stays valid).
-  let treeWords: UnsafeMutablePointer<pp_tree_words>
+  /// The tree's shared words, in its gate: what cached reads and shared sections use (see
+  /// `PodRecord.treeWords`).
+  var treeWords: UnsafeMutablePointer<pp_tree_words> {
+    @inline(__always) get { pod.treeWords }
+  }
   /// The pod itself, for a builder that asks for it: its record's weak reference (one per
   /// pod, not two), which an unobserved child's record sets only when first asked, under the
   /// pod's own lock (see `PodRecord+Owner.swift`).
@@ -59,32 +54,17 @@ final class PodEngine {
     guard pod.setsOwnerWhenAsked else { return pod.owner }
     return pod.ownerSettingItFirst()
   }
-  /// A child pod's parent `Pod`, which the child keeps alive (`Pod.parent`); nil for a root.
-  /// Kept here rather than in the `Pod`, so that the pod's `deinit` can move it out and let
-  /// go of a chain of pods one after the other (see `Pod.deinit`). Only the child `Pod`
-  /// writes it (see the header).
-  @exclusivity(unchecked) var parentPod: Pod?
-  /// The clock and test settings, inherited by children; nil for the standard ones, so that
-  /// an app's pod and its children (one per request, on a server) hold no reference for them.
-  let givenSettings: PodSettings?
-  var settings: PodSettings { givenSettings ?? .standard }
+  /// The clock and test settings, inherited by children.
+  var settings: PodSettings { pod.givenSettings ?? .standard }
 
   /// A root pod's engine.
   init(
     overrides: [OverrideRecord], observer: ObserverBox?,
     settings: PodSettings? = nil
   ) {
-    givenSettings = settings
-    pod = PodRecord(observer: observer)
+    pod = PodRecord(observer: observer, settings: settings)
     for record in overrides { pod.overrides[record.providerKey] = record }
-    treeRoot = .passUnretained(pod)
-    let tree = pod.makeTree()
-    treeWords = pod.rootGate!.words
-    state = tree.handle
-    treeID = ObjectIdentifier(tree)
-    isObserved = observer != nil
-    mayBuildOnThread = observer == nil
-    runsSharedSections = false
+    pod.makeTree()
   }
 
   /// A child pod's engine, in its parent's tree. The parent is borrowed: what the engine
@@ -95,16 +75,8 @@ final class PodEngine {
     parent: borrowing PodEngine, ownedScopes: OwnedScopes, overrides: [OverrideRecord],
     observer: ObserverBox?
   ) {
-    givenSettings = parent.givenSettings
     pod = PodRecord(parent: parent.pod, ownedScopes: ownedScopes, observer: observer)
     for record in overrides { pod.overrides[record.providerKey] = record }
-    state = parent.state
-    treeID = parent.treeID
-    isObserved = observer != nil || parent.isObserved
-    mayBuildOnThread = false
-    runsSharedSections = parent.pod.parent == nil
-    treeRoot = parent.treeRoot
-    treeWords = parent.treeWords
     // Not listed among the parent's children yet: it joins at its first use, under the lock
     // that use takes anyway (`EngineState.join`).
   }
@@ -119,15 +91,18 @@ final class PodEngine {
     }
   }
 
-  /// Runs `body` with the tree's root record, lent without a retain (see the header).
+  /// Runs `body` with the tree's root record, lent without a retain (see
+  /// `PodRecord.treeRoot`).
   @inline(__always)
   func withTreeRoot<Result>(_ body: (PodRecord) -> Result) -> Result {
-    treeRoot._withUnsafeGuaranteedRef(body)
+    pod.treeRoot.unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
   }
 
-  /// Frames of every pod in the tree carry this, to be found on the thread that runs them:
-  /// the identity of the tree's state, kept rather than computed, which retained the state.
-  let treeID: ObjectIdentifier
+  /// Frames of every pod in the tree carry this, to be found on the thread that runs them
+  /// (see `PodRecord.treeID`).
+  var treeID: ObjectIdentifier {
+    @inline(__always) get { pod.treeID }
+  }
 
   /// The running build on this thread or task that a resolve through the pod is nested in.
   func currentFrame() -> Frame? {

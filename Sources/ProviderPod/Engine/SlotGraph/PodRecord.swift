@@ -1,5 +1,8 @@
+internal import CProviderPod
+
 /// A pod's tables: its record in its tree's state, which holds the slot of each provider it
-/// knows (`Slot.swift`).
+/// knows (`Slot.swift`), and what the pod's engine (`PodEngine`, a view of the record) keeps
+/// of its tree.
 ///
 /// **Unsafe code here, and the invariant it relies on.** The mutable fields of `PodRecord` and
 /// of `Slot` are exempt from dynamic exclusivity checks (`@exclusivity(unchecked)`): a cached
@@ -28,8 +31,23 @@
 /// holding the only reference to the record it clears (its own, or an ancestor's whose last
 /// reference it took over), when nothing else can read it. A root's `tree`, the tree's lock and
 /// state, is written once by the root engine's initializer, before the record is shared, and
-/// let go of only as the root's record goes: when no engine of the tree is left to use it
-/// (each holds a record whose ancestors reach the root's).
+/// let go of only as the root's record goes: when no record of the tree is left to use it
+/// (each holds its parent's, up to the root's).
+///
+/// **The engine's fields, and the invariant they rely on.** `treeRoot`, the root's record, is
+/// held unowned: every record holds its parent's, up to the root's, through a field that only
+/// the record's own `deinit` clears (`parent`), so the root's record outlives every record of
+/// the tree, and every engine, each a view of one. `treeState` is the addresses of the tree's
+/// lock and state (`LockHandle`), and `treeWords` the address of the tree's shared words, in
+/// the root's `ThreadBuildGate`: the root's record owns the lock (`tree`) and holds the gate
+/// for as long as it lives, so both stay valid for every use through an engine, and for a
+/// copy of `treeState` that a call on the engine takes, for the length of that call (the only
+/// one: the cancellation handler of `wait`, in `PodEngine+Async.swift`). A root's `treeState`
+/// and `treeRoot` are written once, by `makeTree`, before the record is shared; a child's by
+/// its initializer. `parentPod` is exempt from dynamic exclusivity checks: it is written by the
+/// child `Pod`'s initializer, before the pod is shared, and taken out only by that pod's
+/// `deinit` (or by the `deinit` of a descendant holding the only reference to the pod), when
+/// nothing can read it; `Pod.parent` reads it through a live pod only.
 
 /// One pod's tables inside its tree's engine state: the pod's cached instances, overrides and
 /// scope bookkeeping, and where it sits among its parent and children.
@@ -53,16 +71,16 @@ final class PodRecord {
   /// The tree's shared words, for a root: its table of published instances, which slots of
   /// the tree's pods publish to and take themselves out of (see `SharedReads.swift`). Nil for
   /// a child, whose tree reaches them through its root (`EngineState.threadBuildGate`,
-  /// `PodEngine.treeWords`): a reference of its own would be written as each request's pod is
+  /// `treeWords`): a reference of its own would be written as each request's pod is
   /// made and let go of, by every request on every core.
   let rootGate: ThreadBuildGate?
   /// The tree's lock and state, for a root; nil for a child. Owned here, and by nothing else:
-  /// every engine of the tree holds its own record, which holds its parent's, and so on up to
-  /// the root's, so the state lives as long as any engine, and a request pod's engine takes
-  /// it unretained (a retain was a write, made and undone by every request on every core, to
-  /// a count they all share). The state refers to the root's record without a retain (see
-  /// `EngineState.root`), so the two make no cycle. Set by the root engine's initializer,
-  /// before the record is shared, and never again.
+  /// every record of the tree holds its parent's, and so on up to the root's, so the state
+  /// lives as long as any record (and any engine, a view of one), and a request pod's record
+  /// keeps it unretained (`treeState`: a retain was a write, made and undone by every request
+  /// on every core, to a count they all share). The state refers to the root's record without
+  /// a retain (see `EngineState.root`), so the two make no cycle. Set by `makeTree`, before
+  /// the record is shared, and never again.
   @exclusivity(unchecked) private(set) var tree: Locked<EngineState>?
   /// Whether the pod has an observer of its own (not one of an ancestor's).
   var hasObserver: Bool {
@@ -134,34 +152,94 @@ final class PodRecord {
   /// notice a provider made again by the same expression (see `Lookalikes.swift`).
   @exclusivity(unchecked) var lookalikes = LookalikeIndex()
 
-  /// A root pod's record.
-  init(observer: ObserverBox?) {
+  // MARK: What the pod's engine keeps of its tree (see the header)
+
+  /// The state of the whole tree of pods, shared with the parent and the children, through
+  /// its lock's addresses: the lock is owned by the root's record (`tree`), which this record
+  /// keeps. A child pod retained a reference to it as it was made and released it as it
+  /// went, and each use of one read out of an unretained field was retained again: writes
+  /// every request on every core made to one count. Nil only while a root is being made.
+  @exclusivity(unchecked) private(set) var treeState: LockHandle<EngineState>?
+  /// Whether this pod or one above it has an observer: a resolve here may build or reuse an
+  /// ancestor's instance, which that ancestor reports. Kept apart from the observer, since
+  /// testing the existential copies it on every resolve.
+  let isObserved: Bool
+  /// Whether always-new builds through this pod may run without the lock: it is the root,
+  /// and nobody observes it (the gate tells the rest).
+  let mayBuildOnThread: Bool
+  /// Whether this pod's own work may run in shared sections of the tree's lock, beside its
+  /// siblings': it is a child of the root (see `EngineState+SharedSections`; the tree tells
+  /// the rest, section by section). An observer changes nothing: the events are collected in
+  /// the section and reported after it, as the exclusive side does.
+  let runsSharedSections: Bool
+  /// The tree's root record: the app's, for a request pod. A request pod's shared sections
+  /// take it as an argument: read from `parent` in them, it was retained and released, a
+  /// write to a reference count that every request on every core shares, where a constant of
+  /// the record is passed on without one. Unretained, since `parent` keeps it (see the
+  /// header), and lent to each use (`PodEngine.withTreeRoot`), since a reference read out of
+  /// it is retained. Nil only while a root is being made.
+  @exclusivity(unchecked) private(set) var treeRoot: Unmanaged<PodRecord>?
+  /// The tree's shared words, in its gate: what cached reads and shared sections use. An
+  /// address rather than a reference, which a child would write as it is made and let go of
+  /// (see the header for why the address stays valid).
+  let treeWords: UnsafeMutablePointer<pp_tree_words>
+  /// Frames of every pod in the tree carry this, to be found on the thread that runs them:
+  /// the identity of the tree's gate, which lives as long as the tree.
+  let treeID: ObjectIdentifier
+  /// A child pod's parent `Pod`, which the child keeps alive (`Pod.parent`); nil for a root.
+  /// Kept here rather than in the `Pod`, so that the pod's `deinit` can move it out and let
+  /// go of a chain of pods one after the other (see `Pod.deinit`). Only the child `Pod`
+  /// writes it (see the header).
+  @exclusivity(unchecked) var parentPod: Pod?
+  /// The clock and test settings, inherited by children; nil for the standard ones, so that
+  /// an app's pod and its children (one per request, on a server) hold no reference for them.
+  let givenSettings: PodSettings?
+
+  /// A root pod's record. Its tree is made by `makeTree`, once its overrides are in.
+  init(observer: ObserverBox?, settings: PodSettings?) {
     parent = nil
-    rootGate = ThreadBuildGate.make()
+    let gate = ThreadBuildGate.make()
+    rootGate = gate
+    treeWords = gate.words
+    treeID = ObjectIdentifier(gate)
     depth = 0
     ownedScopes = OwnedScopes()
     self.observer = observer
     isJoined = true
+    givenSettings = settings
+    isObserved = observer != nil
+    mayBuildOnThread = observer == nil
+    runsSharedSections = false
   }
 
-  /// A child pod's record. `parent` is consumed into the record's own reference: a request's
-  /// pod is made from the app's record, and every other retain of it is a write to the app
-  /// record's reference count, which every request on every core writes.
+  /// A child pod's record, in its parent's tree: what it keeps of the tree, it copies from
+  /// its parent's. `parent` is consumed into the record's own reference: a request's pod is
+  /// made from the app's record, and every other retain of it is a write to the app record's
+  /// reference count, which every request on every core writes.
   init(parent: consuming PodRecord, ownedScopes: OwnedScopes, observer: ObserverBox?) {
     rootGate = nil
     depth = parent.depth + 1
+    givenSettings = parent.givenSettings
+    treeState = parent.treeState
+    treeID = parent.treeID
+    isObserved = observer != nil || parent.isObserved
+    mayBuildOnThread = false
+    runsSharedSections = parent.parent == nil
+    treeRoot = parent.treeRoot
+    treeWords = parent.treeWords
     self.parent = consume parent
     self.ownedScopes = ownedScopes
     self.observer = observer
     isJoined = false
   }
 
-  /// Makes the tree's lock and state, owned by this root record (see `tree`).
-  func makeTree() -> Locked<EngineState> {
-    let state = EngineState(root: self)
-    let tree = Locked(state, sharedSections: state.threadBuildGate.words)
+  /// Makes the tree's lock and state, owned by this root record (see `tree`), before the
+  /// record is shared.
+  func makeTree() {
+    treeRoot = .passUnretained(self)
+    let tree = Locked(EngineState(root: self), sharedSections: treeWords)
     self.tree = tree
-    return tree
+    treeState = tree.handle
   }
 
   /// Lets go of the parent's record, and of each ancestor's whose only reference it then
