@@ -96,8 +96,9 @@ public final class Pod: Sendable {
   }
 
   /// A child's engine, made from its parent's in a function of its own: made inline from the
-  /// borrowed parent of `init(parent:)`, its engine was retained and released, a write to a
-  /// reference count that every request on every core shares.
+  /// borrowed parent of `init(parent:)`, the parent's engine (then an object of its own) was
+  /// retained and released, a write to a reference count that every request on every core
+  /// shares.
   @inline(never)
   private static func childEngine(
     of parent: Pod, ownedScopes: OwnedScopes, overrides: [OverrideRecord],

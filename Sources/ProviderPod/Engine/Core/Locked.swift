@@ -224,7 +224,9 @@ struct UncheckedSendable<Wrapped>: @unchecked Sendable {
 /// Addresses of a lock and of the state it guards, used only through the lock's sections.
 extension LockHandle: @unchecked Sendable {}
 
-/// Immutable once the pod is made; its tables are in the tree's state, behind the lock.
+/// A view of the pod's record, whose engine fields are constant once the pod is shared (the
+/// parent `Pod` too, until the pod's `deinit` takes it) and whose tables are guarded by the
+/// tree's lock (see `PodRecord`).
 extension PodEngine: @unchecked Sendable {}
 /// A reference to a cached value or its box, taken under the lock and handed to the caller
 /// that resolved it; the boxes are immutable (a value, a hook, a weak reference).

@@ -87,9 +87,9 @@ final class PodRecord {
     @inline(__always) get { observer != nil }
   }
   /// The pod, for builders that ask for it (`BuildContext.pod`) and for warm-ups. The pod
-  /// rather than its engine: a weak reference gives its target a side table, which makes
-  /// every retain and release of it slower, and engines are retained on every build, pods
-  /// are not. A root's is set by its initializer, before anything else can read it, and read
+  /// rather than its record: a weak reference gives its target a side table, which makes
+  /// every retain and release of it slower, and records are retained on every build (as the
+  /// pod's engine), pods are not. A root's is set by its initializer, before anything else can read it, and read
   /// without the lock; another child's only when first asked for, from `ownerAddress`, under
   /// the pod's own lock (`PodRecord+Owner.swift`).
   weak var owner: Pod?
