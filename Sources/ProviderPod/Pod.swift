@@ -110,15 +110,12 @@ public final class Pod: Sendable {
 
   deinit {
     engine.shutDown()
-    // The parent goes after this pod has shut down, and with it each ancestor whose only
-    // reference this then holds, one after the other: a chain of pods thousands deep goes
-    // without a deinit running inside another's. The parent is moved out, not copied: a
-    // request's pod writes the app pod's count once as it goes, where the compiler's loop for
-    // a stored `Pod?` retained and released it once more.
-    var next = engine.pod.parentPod.take()
-    while var pod = next.take(), isKnownUniquelyReferenced(&pod) {
-      next = pod.engine.pod.parentPod.take()
-    }
+    // The parent goes after this pod has shut down, and a chain of pods thousands deep one
+    // after the other, not one deinit inside another (see `ParentRelease`). The parent is
+    // moved out, not copied: a request's pod writes the app pod's count once as it goes,
+    // where the compiler's release of a stored `Pod?` retained and released it once more.
+    guard let parent = engine.pod.parentPod.take() else { return }
+    ParentRelease.letGo(of: consume parent)
   }
 
   /// Returns the provider's instance: the cached one if its scope has one, otherwise a new

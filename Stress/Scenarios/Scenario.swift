@@ -36,6 +36,7 @@ let allScenarios: [Scenario] = [
   OrphanedRequests.scenario,
   DeepChains.scenario,
   MultiScopeRequests.scenario,
+  PodAskedAsItGoes.scenario,
 ]
 
 /// Waits briefly for instances that die on other threads or tasks (a hook, a build finishing

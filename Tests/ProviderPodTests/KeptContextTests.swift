@@ -45,6 +45,52 @@ private final class HandOff<Item>: @unchecked Sendable {
 
 @Suite("Contexts kept past their build or handed to other threads")
 struct KeptContextTests {
+  @Test(
+    "a kept context that asks for its pod as the pod's last holder, its child, goes away gets it whole or not at all"
+  )
+  func podAskedForAsItsOnlyHolderGoes() {
+    let keeping = Provider(scope: KeptRequestScope(), name: "keeping") { ContextKeeper($0) }
+    let rounds = 20_000
+    // Odd: the round's context is handed over and the two threads race; even: the round is
+    // over. Polled rather than waited for, so that the two start within a few instructions.
+    let turn = Shared(0)
+    let handedOver = Shared<ContextKeeper?>(nil)
+    let asked = Counter()
+    let withoutParent = Counter()
+    let asker = startThread {
+      for round in 0..<rounds {
+        while turn.withLock({ $0 }) != 2 * round + 1 {}
+        if let pod = handedOver.withLock({ $0 })?.context.pod {
+          asked.next()
+          // A pod got back alive must still have the parent it keeps, and its tree with it.
+          if pod.parent == nil { withoutParent.next() }
+        }
+        turn.withLock { $0 = 2 * round + 2 }
+      }
+    }
+    for round in 0..<rounds {
+      var app: Pod? = Pod()
+      var pod: Pod? = Pod(parent: app!, scopes: [KeptRequestScope()])
+      let kept = pod!.resolve(keeping)
+      var child: Pod? = Pod(parent: pod!)
+      _ = child
+      app = nil
+      pod = nil
+      handedOver.withLock { $0 = kept }
+      turn.withLock { $0 = 2 * round + 1 }
+      // The pod's only holder goes at a different moment each round, against the other
+      // thread's question.
+      for _ in 0..<(round % 64) { _ = turn.withLock { $0 } }
+      child = nil
+      while turn.withLock({ $0 }) != 2 * round + 2 {}
+      handedOver.withLock { $0 = nil }
+    }
+    #expect(waitWithWatchdog(asker), "the asking thread did not finish")
+    #expect(
+      withoutParent.value == 0,
+      "a pod came back without its parent \(withoutParent.value) times of \(asked.value)")
+  }
+
   @Test("contexts kept by instances resolve right on other threads while their thread builds more")
   func keptContextsUsedElsewhereWhileOwnerBuilds() {
     let client = instanceProvider("client", scope: StepScope())
@@ -304,3 +350,5 @@ struct KeptContextTests {
       "the \(kind) instance leaked through its kept context")
   }
 }
+
+private struct KeptRequestScope: ProviderScope {}

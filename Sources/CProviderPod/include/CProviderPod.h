@@ -21,6 +21,11 @@ typedef struct pp_thread_builds {
   intptr_t spare_count;
   /// The thread's empty tables for new pods to copy (EmptyTables.swift), retained.
   void *_Nullable empty_tables;
+  /// Nonzero while a pod's deinit on this thread lets go of its parent (ThreadRecord.swift).
+  intptr_t releasing_pods;
+  /// The parents let go of meanwhile, by deinits that this one ran: a retained Swift object
+  /// made on first use, or null.
+  void *_Nullable pending_pods;
 } pp_thread_builds;
 
 extern _Thread_local pp_thread_builds *_Nullable pp_current_thread_builds;
