@@ -9,8 +9,11 @@ internal import CProviderPod
 /// objects (the pod users hold, this engine, the record the tree lists), and making the
 /// engine, copying its fields in and taking it apart again cost every request about 250
 /// instructions and an allocation. What it keeps of the tree is in the record, whose header
-/// (`PodRecord.swift`) states the invariants its unsafe fields rely on. Nothing here is
-/// unsafe but lending the tree's root record without a retain (`withTreeRoot`).
+/// (`PodRecord.swift`) states the invariants its unsafe fields rely on. Unsafe here, and
+/// relying on them: lending the tree's root record without a retain (`withTreeRoot`), and
+/// reading the tree's handle and root out of their optionals unchecked (`state`,
+/// `withTreeRoot`), which a root's record sets in `makeTree`, before anything can reach it
+/// through an engine, and a child's in its initializer.
 struct PodEngine {
   /// This pod's record, which the engine is a view of.
   let pod: PodRecord

@@ -30,7 +30,7 @@ internal import CProviderPod
 /// initializer, before anything else can reach the record, and cleared only by a `deinit`
 /// holding the only reference to the record it clears (its own, or an ancestor's whose last
 /// reference it took over), when nothing else can read it. A root's `tree`, the tree's lock and
-/// state, is written once by the root engine's initializer, before the record is shared, and
+/// state, is written once by `makeTree`, before the record is shared, and
 /// let go of only as the root's record goes: when no record of the tree is left to use it
 /// (each holds its parent's, up to the root's).
 ///
