@@ -122,7 +122,10 @@ private func formatMillions(_ perSecond: Double) -> String {
     }
     return digits + grouped
   }
-  return String(format: millions >= 1 ? "%.1f" : "%.2f", millions)
+  // Three significant figures: with two, a change of a few percent (what one round of work
+  // on a request pod moves) did not show between 1.2 and 1.3 million a second.
+  let format = millions >= 10 ? "%.1f" : millions >= 1 ? "%.2f" : "%.3f"
+  return String(format: format, millions)
 }
 
 /// The section: aggregate throughput at each thread count, and its ratio to one thread.
