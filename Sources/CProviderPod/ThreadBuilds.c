@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 _Thread_local pp_thread_builds *pp_current_thread_builds = 0;
+_Thread_local intptr_t pp_pod_release_depth_word = 0;
+_Thread_local void *pp_put_off_parents_word = 0;
 
 static pthread_key_t thread_end_key;
 static pthread_once_t thread_end_key_once = PTHREAD_ONCE_INIT;

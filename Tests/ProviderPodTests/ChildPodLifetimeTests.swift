@@ -226,4 +226,42 @@ struct ChildPodLifetimeTests {
       #expect(log.take() == ["step#0", "shared#0"])
     }
   }
+
+  @Test(
+    "a pod let go of by a cleanup hook, as a chain of pods goes, is gone with its hooks run when the drop returns"
+  )
+  func podDroppedByAHookGoesAtOnce() {
+    let otherGone = Shared(false)
+    let seenInHook = Shared<[Bool]>([])
+    let other = Provider(
+      name: "other", onDiscard: { (_: HookedInstance) in otherGone.withLock { $0 = true } }
+    ) { _ in HookedInstance() }
+    // The hook makes a pod and a child of it, and lets go of both: the child is the pod's
+    // last holder, so the pod goes with it, and its own hook runs, before the drop returns.
+    let dropping = Provider(
+      scope: HookedScope(), name: "dropping",
+      onDiscard: { (_: HookedInstance) in
+        var pod: Pod? = Pod()
+        _ = pod!.resolve(other)
+        var child: Pod? = Pod(parent: pod!)
+        _ = child
+        pod = nil
+        child = nil
+        seenInHook.withLock { $0.append(otherGone.withLock { $0 }) }
+      }
+    ) { _ in HookedInstance() }
+    // A chain: the hook runs as the middle pod goes, inside the release of the deepest one.
+    var root: Pod? = Pod()
+    var middle: Pod? = Pod(parent: root!, scopes: [HookedScope()])
+    _ = middle!.resolve(dropping)
+    var deepest: Pod? = Pod(parent: middle!)
+    _ = deepest
+    root = nil
+    middle = nil
+    deepest = nil
+    #expect(seenInHook.withLock { $0 } == [true])
+  }
 }
+
+private struct HookedScope: ProviderScope {}
+private final class HookedInstance: Sendable {}

@@ -21,11 +21,6 @@ typedef struct pp_thread_builds {
   intptr_t spare_count;
   /// The thread's empty tables for new pods to copy (EmptyTables.swift), retained.
   void *_Nullable empty_tables;
-  /// Nonzero while a pod's deinit on this thread lets go of its parent (ThreadRecord.swift).
-  intptr_t releasing_pods;
-  /// The parents let go of meanwhile, by deinits that this one ran: a retained Swift object
-  /// made on first use, or null.
-  void *_Nullable pending_pods;
 } pp_thread_builds;
 
 extern _Thread_local pp_thread_builds *_Nullable pp_current_thread_builds;
@@ -51,6 +46,20 @@ static inline pp_thread_builds *_Nullable pp_thread_builds_existing(void) {
 static inline void *_Nullable pp_thread_innermost(void) {
   pp_thread_builds *builds = pp_current_thread_builds;
   return builds ? builds->innermost : 0;
+}
+
+/// How many pods' deinits run on this thread, one inside another, letting go of their
+/// parents, and the parents put off meanwhile (ParentRelease.swift): a retained Swift object,
+/// or null. Plain thread-local words, not the thread's record: a pod may go away on a thread
+/// that never ran a build, or as the thread ends, after its record was freed.
+extern _Thread_local intptr_t pp_pod_release_depth_word;
+extern _Thread_local void *_Nullable pp_put_off_parents_word;
+
+static inline intptr_t pp_pod_release_depth(void) { return pp_pod_release_depth_word; }
+static inline void pp_set_pod_release_depth(intptr_t depth) { pp_pod_release_depth_word = depth; }
+static inline void *_Nullable pp_put_off_parents(void) { return pp_put_off_parents_word; }
+static inline void pp_set_put_off_parents(void *_Nullable parents) {
+  pp_put_off_parents_word = parents;
 }
 
 /// A counter read without a lock.

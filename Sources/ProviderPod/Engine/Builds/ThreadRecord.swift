@@ -15,8 +15,7 @@ internal import CProviderPod
 ///   every build is popped before it ends, and the resolve running it holds it until then.
 /// - Idle frames are retained: the first by the record, each next one by the one before it
 ///   (`Frame.nextSpare`), until `takeSpare` hands one out or the thread ends. The thread's
-///   empty tables, and the box of parents whose release a pod's deinit put off
-///   (`ParentRelease`), are retained by the record until the thread ends.
+///   empty tables are retained by the record until the thread ends.
 /// Nothing outside this file reads the record or turns a pointer into a frame.
 struct ThreadRecord: Equatable {
   private let record: UnsafeMutablePointer<pp_thread_builds>
@@ -122,39 +121,8 @@ struct ThreadRecord: Equatable {
 
   var spareCount: Int { record.pointee.spare_count }
 
-  // MARK: Parents let go of by a pod's deinit (see `ParentRelease`)
-
-  /// Whether a pod's deinit on this thread is letting go of its parent.
-  var isReleasingParents: Bool {
-    @inline(__always) get { record.pointee.releasing_pods != 0 }
-    @inline(__always) nonmutating set { record.pointee.releasing_pods = newValue ? 1 : 0 }
-  }
-
-  /// Keeps `pod` to be let go of after the parent being let go of now.
-  func putOffRelease(of pod: consuming Pod) {
-    if let pending = record.pointee.pending_pods {
-      Unmanaged<PendingParents>.fromOpaque(pending).takeUnretainedValue().pods.append(consume pod)
-      return
-    }
-    let pending = PendingParents()
-    pending.pods.append(consume pod)
-    record.pointee.pending_pods = Unmanaged.passRetained(pending).toOpaque()
-  }
-
-  /// The parent put off last, if any is left.
-  @inline(__always)
-  func takePutOffParent() -> Pod? {
-    guard let pending = record.pointee.pending_pods else { return nil }
-    return Unmanaged<PendingParents>.fromOpaque(pending).takeUnretainedValue().pods.popLast()
-  }
-
   /// Lets go of the thread's idle frames and empty tables, when the thread ends.
   private func releaseSpares() {
-    if let pending = record.pointee.pending_pods {
-      // Empty: every deinit that puts one off runs inside a release that takes it back.
-      record.pointee.pending_pods = nil
-      Unmanaged<PendingParents>.fromOpaque(pending).release()
-    }
     if let tables = record.pointee.empty_tables {
       record.pointee.empty_tables = nil
       Unmanaged<EmptyTables>.fromOpaque(tables).release()
