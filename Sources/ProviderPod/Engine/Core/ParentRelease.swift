@@ -5,10 +5,11 @@ internal import CProviderPod
 /// A child keeps its parent alive, so a pod's `deinit` releases its parent, whose `deinit` may
 /// then release its own, and so on: a chain of pods thousands deep, each made from the one
 /// before, would run one `deinit` inside another and overflow a thread's stack. So past a few
-/// such `deinit`s nested on one thread, a parent is put off, and the outermost release lets go
-/// of the put-off parents one after the other. Short of that depth nothing is put off: a pod
-/// let go of by a cleanup hook that another pod's shutdown runs goes at once, its own hooks
-/// run before the release returns (unless the hook itself runs that deep).
+/// such `deinit`s nested on one thread, a parent is put off, and the release that the
+/// putting-off `deinit` runs inside lets go of it next, and of what that puts off in turn, one
+/// after the other at the same depth. Every parent so goes before the release that let go of
+/// its child returns, as if nothing were put off: a pod that a cleanup hook lets go of, as
+/// another pod's shutdown runs it, is gone, its own hooks run, when the hook's drop returns.
 ///
 /// The parent is only ever released, never first tested for being released for good: a pod
 /// held by nothing but its child can still be asked for by a context kept past one of its
@@ -18,26 +19,26 @@ internal import CProviderPod
 ///
 /// **Unsafe code here, and the invariant it relies on.** The put-off parents are a
 /// `PutOffParents` kept retained in a thread-local word (`pp_put_off_parents`): only its
-/// thread touches it, it is made by the first parent put off, and the outermost release,
-/// which every put-off release runs inside, takes every parent out and frees it before it
-/// returns, so no thread ends holding one (but one that ends from inside a cleanup hook, with
-/// `pthread_exit`).
+/// thread touches it, it is made by the first parent put off, every parent put off is taken
+/// out by the release it was put off inside, and the outermost release frees the list before
+/// it returns, so no thread ends holding one (but one that ends from inside a cleanup hook,
+/// with `pthread_exit`).
 enum ParentRelease {
   /// How many pods' deinits may run one inside another on a thread, each releasing its parent,
   /// before a parent is put off: a few frames of stack each.
   static let deepestNesting = 8
 
   /// Lets go of `parent`, taken out of a pod going away: at once, unless deinits nest too
-  /// deep on this thread already; the outermost also lets go of every parent put off.
+  /// deep on this thread already; then of every parent put off inside that release.
   static func letGo(of parent: consuming Pod) {
     let depth = pp_pod_release_depth()
     guard depth < deepestNesting else { return putOff(consume parent) }
     pp_set_pod_release_depth(depth + 1)
+    let earlier = putOffCount()
     release(consume parent)
-    if depth == 0 {
-      while let next = takePutOff() { release(consume next) }
-    }
+    while let next = takePutOff(above: earlier) { release(consume next) }
     pp_set_pod_release_depth(depth)
+    if depth == 0 { freePutOffList() }
   }
 
   /// Where a parent's reference goes, and its `deinit` runs if it was the last. Not inlined
@@ -57,14 +58,28 @@ enum ParentRelease {
     pp_set_put_off_parents(Unmanaged.passRetained(parents).toOpaque())
   }
 
-  /// The parent put off last; nil once there is none, the list freed.
-  private static func takePutOff() -> Pod? {
+  /// How many parents are put off on this thread now.
+  @inline(__always)
+  private static func putOffCount() -> Int {
+    guard let word = pp_put_off_parents() else { return 0 }
+    return Unmanaged<PutOffParents>.fromOpaque(word).takeUnretainedValue().pods.count
+  }
+
+  /// The parent put off last, if more than `earlier` are put off: one put off inside the
+  /// caller's release.
+  @inline(__always)
+  private static func takePutOff(above earlier: Int) -> Pod? {
     guard let word = pp_put_off_parents() else { return nil }
-    let parents = Unmanaged<PutOffParents>.fromOpaque(word)
-    if let next = parents.takeUnretainedValue().pods.popLast() { return next }
+    let parents = Unmanaged<PutOffParents>.fromOpaque(word).takeUnretainedValue()
+    guard parents.pods.count > earlier else { return nil }
+    return parents.pods.popLast()
+  }
+
+  /// Frees the list, empty once the outermost release is done.
+  private static func freePutOffList() {
+    guard let word = pp_put_off_parents() else { return }
     pp_set_put_off_parents(nil)
-    parents.release()
-    return nil
+    Unmanaged<PutOffParents>.fromOpaque(word).release()
   }
 }
 
