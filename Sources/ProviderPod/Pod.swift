@@ -110,10 +110,11 @@ public final class Pod: Sendable {
 
   deinit {
     engine.shutDown()
-    // The parent goes after this pod has shut down, and a chain of pods thousands deep one
-    // after the other, not one deinit inside another (see `ParentRelease`). The parent is
-    // moved out, not copied: a request's pod writes the app pod's count once as it goes,
-    // where the compiler's release of a stored `Pod?` retained and released it once more.
+    // The parent goes after this pod has shut down, and a chain of pods thousands deep a few
+    // deinits deep at a time, not one inside another all the way (see `ParentRelease`). The
+    // parent is moved out, not copied: a request's pod writes the app pod's count once as it
+    // goes, where the compiler's release of a stored `Pod?` retained and released it once
+    // more.
     guard let parent = engine.pod.parentPod.take() else { return }
     ParentRelease.letGo(of: consume parent)
   }

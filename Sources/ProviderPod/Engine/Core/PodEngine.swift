@@ -18,7 +18,7 @@ struct PodEngine {
   /// This pod's record, which the engine is a view of.
   let pod: PodRecord
 
-  /// The engine of the pod `pod` is the record of.
+  /// The engine of the pod whose record is `pod`.
   @inline(__always)
   init(viewing pod: PodRecord) {
     self.pod = pod
@@ -71,8 +71,8 @@ struct PodEngine {
   }
 
   /// A child pod's engine, in its parent's tree. The parent is borrowed: what the engine
-  /// keeps of it, it copies field by field. Inlined into its caller (`Pod.childEngine`), which
-  /// saves a request's pod about 60 instructions.
+  /// keeps of it, the new record copies field by field (`PodRecord.init(parent:)`). Inlined
+  /// into its caller (`Pod.childEngine`), which saved a request's pod about 60 instructions.
   @inline(__always)
   init(
     parent: borrowing PodEngine, ownedScopes: OwnedScopes, overrides: [OverrideRecord],

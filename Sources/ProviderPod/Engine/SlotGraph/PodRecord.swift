@@ -30,9 +30,9 @@ internal import CProviderPod
 /// initializer, before anything else can reach the record, and cleared only by a `deinit`
 /// holding the only reference to the record it clears (its own, or an ancestor's whose last
 /// reference it took over), when nothing else can read it. A root's `tree`, the tree's lock and
-/// state, is written once by `makeTree`, before the record is shared, and
-/// let go of only as the root's record goes: when no record of the tree is left to use it
-/// (each holds its parent's, up to the root's).
+/// state, is written once by `makeTree`, before the record is shared, and let go of only as
+/// the root's record goes: when no record of the tree is left to use it (each holds its
+/// parent's, up to the root's).
 ///
 /// **The engine's fields, and the invariant they rely on.** `treeRoot`, the root's record, is
 /// held unowned: every record holds its parent's, up to the root's, through a field that only
@@ -46,8 +46,8 @@ internal import CProviderPod
 /// and `treeRoot` are written once, by `makeTree`, before the record is shared; a child's by
 /// its initializer. `parentPod` is exempt from dynamic exclusivity checks: it is written by the
 /// child `Pod`'s initializer, before the pod is shared, and taken out only by that pod's
-/// `deinit` (or by the `deinit` of a descendant holding the only reference to the pod), when
-/// nothing can read it; `Pod.parent` reads it through a live pod only.
+/// `deinit`, when nothing can read it (see `ParentRelease`); `Pod.parent` reads it through a
+/// live pod only.
 
 /// One pod's tables inside its tree's engine state: the pod's cached instances, overrides and
 /// scope bookkeeping, and where it sits among its parent and children.
