@@ -48,9 +48,15 @@ enum ParentRelease {
   @_optimize(none)
   private static func release(_ pod: consuming Pod) {}
 
+  /// This thread's put-off parents, if any were put off since its outermost release began.
+  @inline(__always)
+  private static var putOffList: PutOffParents? {
+    pp_put_off_parents().map { Unmanaged<PutOffParents>.fromOpaque($0).takeUnretainedValue() }
+  }
+
   private static func putOff(_ pod: consuming Pod) {
-    if let word = pp_put_off_parents() {
-      Unmanaged<PutOffParents>.fromOpaque(word).takeUnretainedValue().pods.append(consume pod)
+    if let parents = putOffList {
+      parents.pods.append(consume pod)
       return
     }
     let parents = PutOffParents()
@@ -61,17 +67,14 @@ enum ParentRelease {
   /// How many parents are put off on this thread now.
   @inline(__always)
   private static func putOffCount() -> Int {
-    guard let word = pp_put_off_parents() else { return 0 }
-    return Unmanaged<PutOffParents>.fromOpaque(word).takeUnretainedValue().pods.count
+    putOffList?.pods.count ?? 0
   }
 
   /// The parent put off last, if more than `earlier` are put off: one put off inside the
   /// caller's release.
   @inline(__always)
   private static func takePutOff(above earlier: Int) -> Pod? {
-    guard let word = pp_put_off_parents() else { return nil }
-    let parents = Unmanaged<PutOffParents>.fromOpaque(word).takeUnretainedValue()
-    guard parents.pods.count > earlier else { return nil }
+    guard let parents = putOffList, parents.pods.count > earlier else { return nil }
     return parents.pods.popLast()
   }
 
